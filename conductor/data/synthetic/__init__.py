@@ -3,6 +3,8 @@ schema over the four domains, with gold answers, plausible wrong answers (`meta[
 for code `meta["wrong_solutions"]`) and a stable train/held-out split. See docs/data.md."""
 
 from conductor.data.synthetic.generate import (
+    DEFAULT_N,
+    DEFAULT_SEED,
     HELDOUT_PERCENT,
     generate_bank,
     generate_domain,
@@ -11,4 +13,4 @@ from conductor.data.synthetic.generate import (
     split_of,
 )
 
-__all__ = ["HELDOUT_PERCENT", "generate_bank", "generate_domain", "source_name", "split_bank", "split_of"]
+__all__ = ["DEFAULT_N", "DEFAULT_SEED", "HELDOUT_PERCENT", "generate_bank", "generate_domain", "source_name", "split_bank", "split_of"]

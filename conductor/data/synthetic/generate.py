@@ -23,6 +23,8 @@ from conductor.data.synthetic.types import Item
 
 Split = Literal["train", "heldout"]
 HELDOUT_PERCENT = 20
+DEFAULT_N = 2400
+DEFAULT_SEED = 0
 SOURCE_PREFIX = "synthetic_"
 _MAX_TRIES = 200  # redraws when a draw repeats an earlier problem's text
 
@@ -86,7 +88,7 @@ def _per_domain(n: int) -> dict[Domain, int]:
     return {d: base + (1 if i < extra else 0) for i, d in enumerate(DOMAINS)}
 
 
-def generate_domain(domain: Domain, count: int, seed: int = 0) -> list[Problem]:
+def generate_domain(domain: Domain, count: int, seed: int = DEFAULT_SEED) -> list[Problem]:
     """`count` distinct problems of one domain (distinct question texts)."""
     problems: list[Problem] = []
     seen: set[str] = set()
@@ -103,7 +105,7 @@ def generate_domain(domain: Domain, count: int, seed: int = 0) -> list[Problem]:
     return problems
 
 
-def generate_bank(n: int = 2400, seed: int = 0) -> list[Problem]:
+def generate_bank(n: int = DEFAULT_N, seed: int = DEFAULT_SEED) -> list[Problem]:
     """`n` problems, split as evenly as possible over math, choice, freeform and code."""
     if n < 0:
         raise ValueError(f"n must be >= 0, got {n}")
