@@ -9,13 +9,14 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Relation:
+    key: str  # names the kind of fact in `meta["kind"]`
     subject: str
     questions: tuple[str, ...]  # templates with {x}
     pairs: tuple[tuple[str, str], ...]  # (x, answer)
 
 
 RELATIONS: tuple[Relation, ...] = (
-    Relation("geography", (
+    Relation("capital", "geography", (
         "What is the capital of {x}?", "Which city is the capital of {x}?", "Name the capital city of {x}.",
         "{x}'s seat of government is in which city?", "The government of {x} sits in which city?",
         "If you flew to the capital of {x}, where would you land?",
@@ -27,7 +28,7 @@ RELATIONS: tuple[Relation, ...] = (
         ("Nigeria", "Abuja"), ("Switzerland", "Bern"), ("South Korea", "Seoul"), ("Chile", "Santiago"),
         ("Ireland", "Dublin"), ("Thailand", "Bangkok"), ("Hungary", "Budapest"), ("Finland", "Helsinki"),
     )),
-    Relation("economics", (
+    Relation("currency", "economics", (
         "What is the currency of {x}?", "Which currency is used in {x}?", "Shops in {x} price goods in which currency?",
         "A traveller to {x} needs which currency?", "Name the official currency of {x}.",
     ), (
@@ -36,7 +37,7 @@ RELATIONS: tuple[Relation, ...] = (
         ("Sweden", "krona"), ("Israel", "shekel"), ("Vietnam", "dong"), ("Poland", "zloty"),
         ("the United Kingdom", "pound sterling"), ("Switzerland", "Swiss franc"), ("China", "renminbi"),
     )),
-    Relation("chemistry", (
+    Relation("element_symbol", "chemistry", (
         "What is the chemical symbol for {x}?", "Which symbol stands for {x} on the periodic table?",
         "On the periodic table, {x} is written as what?", "Give the element symbol of {x}.",
         "How is {x} abbreviated in chemical formulas?",
@@ -46,7 +47,7 @@ RELATIONS: tuple[Relation, ...] = (
         ("calcium", "Ca"), ("chlorine", "Cl"), ("magnesium", "Mg"), ("zinc", "Zn"), ("helium", "He"),
         ("neon", "Ne"), ("sulfur", "S"), ("phosphorus", "P"), ("nitrogen", "N"),
     )),
-    Relation("chemistry", (
+    Relation("atomic_number", "chemistry", (
         "What is the atomic number of {x}?", "How many protons are in the nucleus of a {x} atom?",
         "Which atomic number does {x} have?", "An atom of {x} has how many protons?",
     ), (
@@ -55,7 +56,7 @@ RELATIONS: tuple[Relation, ...] = (
         ("calcium", "20"), ("iron", "26"), ("copper", "29"), ("zinc", "30"), ("silver", "47"), ("gold", "79"),
         ("uranium", "92"), ("lithium", "3"), ("magnesium", "12"),
     )),
-    Relation("physics", (
+    Relation("si_unit", "physics", (
         "What is the SI unit of {x}?", "In SI units, {x} is measured in what?", "Which unit measures {x} in the SI system?",
         "A physicist reports {x}. In which SI unit?", "Name the SI derived or base unit for {x}.",
     ), (
@@ -66,7 +67,7 @@ RELATIONS: tuple[Relation, ...] = (
         ("thermodynamic temperature", "kelvin"), ("amount of substance", "mole"),
         ("luminous intensity", "candela"), ("magnetic flux", "weber"),
     )),
-    Relation("history", (
+    Relation("event_year", "history", (
         "In what year did {x}?", "In which year did {x}?", "When, to the year, did {x}?",
         "Which year did {x}?", "Tell me the year: when did {x}?",
     ), (
@@ -81,7 +82,7 @@ RELATIONS: tuple[Relation, ...] = (
         ("Sputnik 1 reach orbit", "1957"), ("the Treaty of Versailles get signed", "1919"),
         ("the Wall Street Crash happen", "1929"), ("the Russian Revolution take place", "1917"),
     )),
-    Relation("literature", (
+    Relation("author", "literature", (
         "Who wrote {x}?", "{x} is the work of which author?", "Name the author of {x}.",
         "Which writer is credited with {x}?", "Whose book is {x}?",
     ), (
@@ -94,7 +95,7 @@ RELATIONS: tuple[Relation, ...] = (
         ("Things Fall Apart", "Chinua Achebe"), ("The Trial", "Franz Kafka"), ("Hamlet", "William Shakespeare"),
         ("Jane Eyre", "Charlotte Brontë"), ("Madame Bovary", "Gustave Flaubert"),
     )),
-    Relation("biology", (
+    Relation("organelle", "biology", (
         "Which organelle {x}?", "In a eukaryotic cell, which structure {x}?", "Name the cell part that {x}.",
         "Which cellular component {x}?",
     ), (
@@ -107,7 +108,7 @@ RELATIONS: tuple[Relation, ...] = (
         ("organizes the spindle fibres in animal cell division", "centrosome"),
         ("makes lipids and detoxifies drugs", "smooth endoplasmic reticulum"),
     )),
-    Relation("biology", (
+    Relation("organ", "biology", (
         "Which organ {x}?", "In the human body, which organ {x}?", "Name the organ that {x}.",
         "What part of the human body {x}?",
     ), (
@@ -117,7 +118,7 @@ RELATIONS: tuple[Relation, ...] = (
         ("absorbs most of the water from digested food", "large intestine"),
         ("removes old red blood cells and stores platelets", "spleen"), ("produces thyroxine", "thyroid"),
     )),
-    Relation("law", (
+    Relation("legal_term", "law", (
         "What is the legal term for {x}?", "In law, {x} is called what?", "Which legal term means {x}?",
         "A lawyer would call {x} what?", "Name the legal concept: {x}.",
     ), (
@@ -134,7 +135,7 @@ RELATIONS: tuple[Relation, ...] = (
         ("the doctrine that courts follow earlier decisions", "stare decisis"),
         ("a verdict that the accused is not guilty", "acquittal"),
     )),
-    Relation("economics", (
+    Relation("economic_term", "economics", (
         "What is the economic term for {x}?", "Economists call {x} what?", "Which term describes {x}?",
         "In economics, {x} is known as what?",
     ), (
@@ -148,7 +149,7 @@ RELATIONS: tuple[Relation, ...] = (
         ("how easily an asset can be turned into cash", "liquidity"),
         ("a market with a single buyer", "monopsony"),
     )),
-    Relation("computer science", (
+    Relation("data_structure", "computer science", (
         "Which data structure {x}?", "Name the data structure that {x}.", "What do programmers call a structure that {x}?",
         "Which abstract data type {x}?",
     ), (
@@ -160,7 +161,7 @@ RELATIONS: tuple[Relation, ...] = (
         ("stores a set of vertices and the edges between them", "graph"),
         ("stores strings character by character so that common prefixes are shared", "trie"),
     )),
-    Relation("astronomy", (
+    Relation("planet", "astronomy", (
         "Which planet {x}?", "In our solar system, which planet {x}?", "Name the planet that {x}.",
         "Which planet of the solar system {x}?",
     ), (

@@ -57,22 +57,23 @@ def _text_item(rng: random.Random, domain: Domain) -> Problem:
     maker = rng.choice(_ITEM_MAKERS[domain])
     item = maker(rng)
     question = dress(rng, domain, item.statement)
+    kind = item.kind or getattr(maker, "__name__", "")
     if domain != "choice":
         return _problem(domain, question, item.answer,
-                        {"subject": item.subject, "distractors": list(item.distractors)})
+                        {"subject": item.subject, "kind": kind, "distractors": list(item.distractors)})
     options = [item.answer, *item.distractors[:3]]
     rng.shuffle(options)
     gold = "ABCD"[options.index(item.answer)]
-    return _problem(domain, question, gold, {"subject": item.subject, "distractors": [
+    return _problem(domain, question, gold, {"subject": item.subject, "kind": kind, "distractors": [
         letter for letter in "ABCD" if letter != gold]}, choices=options)
 
 
 def _code_item(rng: random.Random) -> Problem:
     built = build_code_problem(rng, rng.choice(CODE_TASKS))
     question = dress(rng, "code", built.statement)
-    meta: dict[str, object] = {"subject": built.subject, "task": built.task, "format": built.mode,
-                               "reference_solution": built.reference, "wrong_solutions": built.wrong,
-                               "starter_code": built.starter_code}
+    meta: dict[str, object] = {"subject": built.subject, "kind": built.task, "task": built.task,
+                               "format": built.mode, "reference_solution": built.reference,
+                               "wrong_solutions": built.wrong, "starter_code": built.starter_code}
     if built.func_name:
         meta["func_name"] = built.func_name
     return _problem("code", question, None, meta, tests=built.tests)

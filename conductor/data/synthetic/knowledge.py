@@ -146,7 +146,7 @@ def _others(rng: random.Random, relation: Relation, answer: str, k: int) -> list
 def fact_item(rng: random.Random, relation: Relation, k: int = 3) -> Item:
     x, answer = rng.choice(relation.pairs)
     return Item(subject=relation.subject, statement=fill(rng, relation.questions, x=x), answer=answer,
-                distractors=_others(rng, relation, answer, k))
+                distractors=_others(rng, relation, answer, k), kind=relation.key)
 
 
 def _distinct_wrong(value: Fraction, wrong: tuple[Fraction, ...]) -> list[Fraction]:
@@ -162,13 +162,13 @@ def choice_quantity(rng: random.Random, gen: Callable[[random.Random], Quantity]
     unit = f" {q.unit}" if q.unit else ""
     wrong = _distinct_wrong(q.value, q.wrong)[:3]
     return Item(subject=q.subject, statement=q.statement, answer=plain(q.value) + unit,
-                distractors=[plain(w) + unit for w in wrong])
+                distractors=[plain(w) + unit for w in wrong], kind=gen.__name__)
 
 
 def freeform_quantity(rng: random.Random, gen: Callable[[random.Random], Quantity]) -> Item:
     q = gen(rng)
     return Item(subject=q.subject, statement=q.statement, answer=plain(q.value),
-                distractors=[plain(w) for w in _distinct_wrong(q.value, q.wrong)[:4]])
+                distractors=[plain(w) for w in _distinct_wrong(q.value, q.wrong)[:4]], kind=gen.__name__)
 
 
 def _fact_makers() -> list[Callable[[random.Random], Item]]:

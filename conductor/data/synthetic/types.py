@@ -14,6 +14,7 @@ class Item:
     statement: str
     answer: str
     distractors: list[str] = field(default_factory=list)
+    kind: str = ""  # which generator or fact table made it (empty: the generator function's name)
 
 
 def ordinal(n: int) -> str:
