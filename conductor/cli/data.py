@@ -11,10 +11,10 @@ from rich.table import Table
 
 from conductor.cli.common import console, fail, user_errors
 from conductor.data.curate import CurationConfig, run_curation
-from conductor.data.sources import SOURCES, RowError
+from conductor.data.sources import ALL_SOURCES, RowError
 
-# loads + the five curation steps (duplicates, near duplicates, decontamination, sample, write)
-_STEPS = len(SOURCES) + 5
+# the five curation steps after the loads (duplicates, near duplicates, decontamination, sample, write)
+_STEPS_AFTER_LOADS = 5
 
 
 def register(app: typer.Typer) -> None:
@@ -30,6 +30,8 @@ def register(app: typer.Typer) -> None:
         on_error: Annotated[str, typer.Option(help="skip (count bad rows) or raise (stop at the first)")] = "skip",
         file: Annotated[list[str] | None, typer.Option(
             "--file", help="SOURCE=PATH: read this JSONL/parquet file (the source's own schema) for SOURCE")] = None,
+        bank: Annotated[bool, typer.Option(
+            "--bank", help="Add the generated bank's train split (synthetic_* sources) to the training set")] = False,
     ) -> None:
         """Load every source, drop bad rows, duplicates and contaminated rows, sample, write a manifest."""
         if profile not in ("local", "production"):
@@ -39,18 +41,18 @@ def register(app: typer.Typer) -> None:
         paths: dict[str, str] = {}
         for item in file or []:
             name, sep, path = item.partition("=")
-            if not sep or name not in SOURCES:
-                raise fail(f"--file wants SOURCE=PATH with SOURCE one of {', '.join(SOURCES)}; got {item!r}")
+            if not sep or name not in ALL_SOURCES:
+                raise fail(f"--file wants SOURCE=PATH with SOURCE one of {', '.join(ALL_SOURCES)}; got {item!r}")
             paths[name] = path
         import datasets
 
         datasets.disable_progress_bars()  # ours is the one bar
         with user_errors(ValueError, RowError, FileNotFoundError, OSError):
             config = CurationConfig(profile=profile, total=total, seed=seed, on_error=on_error,  # type: ignore[arg-type]
-                                    paths=paths)
+                                    paths=paths, bank=bank)
             with Progress(TextColumn("{task.description:<22}"), BarColumn(), TimeElapsedColumn(),
                           console=console, transient=True) as bar:
-                task = bar.add_task("curating", total=_STEPS)
+                task = bar.add_task("curating", total=len(config.source_names) + _STEPS_AFTER_LOADS)
 
                 def step(message: str) -> None:
                     bar.update(task, description=message, advance=1)
@@ -65,3 +67,27 @@ def register(app: typer.Typer) -> None:
         console.print(table)
         train = sum(s.selected for s in manifest.sources.values() if s.role == "train")
         console.print(f"train problems: {train}; manifest: {out / 'manifest.json'}")
+
+    @data_app.command("bank")
+    def bank_cmd(
+        out: Annotated[Path, typer.Option("--out", help="JSONL file to write (one Problem per line)")],
+        n: Annotated[int, typer.Option("--n", min=0, help="Problems, split evenly over the four domains")] = 2400,
+        seed: Annotated[int, typer.Option(help="Generation seed (same seed, same problems)")] = 0,
+        split: Annotated[str, typer.Option(help="all, train or heldout")] = "all",
+    ) -> None:
+        """Write the generated problem bank (math, choice, freeform, code) as JSONL."""
+        from collections import Counter
+
+        from conductor.data.synthetic import generate_bank, split_bank
+
+        if split not in ("all", "train", "heldout"):
+            raise fail(f"--split must be all, train or heldout, not {split!r}")
+        problems = generate_bank(n, seed)
+        if split != "all":
+            problems = split_bank(problems)[0 if split == "train" else 1]
+        with user_errors(OSError):
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text("".join(p.model_dump_json() + "\n" for p in problems), encoding="utf-8")
+        counts = Counter(p.domain for p in problems)
+        console.print(f"wrote {len(problems)} problems to {out}: "
+                      + ", ".join(f"{d} {c}" for d, c in sorted(counts.items())))

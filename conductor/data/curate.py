@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 from conductor.data.dedupe import content_hash, near_duplicates, word_ngrams
 from conductor.data.loaders import LoadReport, OnError, load_source
 from conductor.data.schema import Problem
-from conductor.data.sources import EVAL_SOURCES, SOURCES, TRAIN_SOURCES
+from conductor.data.sources import ALL_SOURCES, BANK_SOURCES, EVAL_SOURCES, SOURCES, TRAIN_SOURCES
 
 Progress = Callable[[str], None]
 
@@ -30,6 +30,13 @@ class CurationConfig(BaseModel):
     contamination_ngram: int = Field(default=13, gt=0)
     on_error: OnError = "skip"
     paths: dict[str, str] = Field(default_factory=dict)  # source -> local file overriding the profile
+    # add the generated bank's train split (sources synthetic_*) to the training set, all of it:
+    # the quota `total` is for the real sources
+    bank: bool = False
+
+    @property
+    def source_names(self) -> list[str]:
+        return list(SOURCES) + (list(BANK_SOURCES) if self.bank else [])
 
     @property
     def per_source(self) -> int:
@@ -85,7 +92,7 @@ def load_one(name: str, config: CurationConfig) -> LoadReport:
 
 
 def _entry(report: LoadReport) -> SourceEntry:
-    spec = SOURCES[report.source]
+    spec = ALL_SOURCES[report.source]
     return SourceEntry(name=spec.name, role=spec.role, origin=report.origin, revision=report.revision,
                        input_sha256=report.input_sha256,
                        rows=report.rows, loaded=len(report.problems), bad_rows=len(report.errors))
@@ -95,7 +102,7 @@ def curate(reports: dict[str, LoadReport], config: CurationConfig, progress: Pro
     step = progress or (lambda _msg: None)
     entries = {name: _entry(r) for name, r in reports.items()}
     dropped = [Dropped(source=name, reason="bad-row", detail=e) for name, r in reports.items() for e in r.errors]
-    train_specs = [s for s in TRAIN_SOURCES if s.name in reports]
+    train_specs = [s for s in [*TRAIN_SOURCES, *BANK_SOURCES.values()] if s.name in reports]
     evals = {s.name: reports[s.name].problems for s in EVAL_SOURCES if s.name in reports}
 
     step("exact duplicates")
@@ -142,7 +149,7 @@ def curate(reports: dict[str, LoadReport], config: CurationConfig, progress: Pro
     for spec in train_specs:
         mine = sorted((p for p in clean if p.source == spec.name), key=lambda p: p.id)
         entries[spec.name].kept = len(mine)
-        take = rng.sample(mine, min(config.per_source, len(mine)))
+        take = rng.sample(mine, len(mine) if spec.generated else min(config.per_source, len(mine)))
         entries[spec.name].selected = len(take)
         train.extend(take)
         if len(mine) > len(take):
@@ -181,7 +188,7 @@ def run_curation(config: CurationConfig, out: Path, progress: Progress | None = 
     """Everything in one process (the CLI); the Prefect flow runs the same steps as tasks."""
     step = progress or (lambda _msg: None)
     reports = {}
-    for name in SOURCES:
+    for name in config.source_names:
         step(f"load {name}")
         reports[name] = load_one(name, config)
     curated = curate(reports, config, step)

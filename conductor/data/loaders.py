@@ -13,7 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from conductor.data.schema import Problem
-from conductor.data.sources import SOURCES, RowError, SourceSpec
+from conductor.data.sources import ALL_SOURCES, RowError, SourceSpec
 
 SAMPLES_DIR = Path(__file__).resolve().parent / "samples"
 OnError = Literal["skip", "raise"]
@@ -95,7 +95,9 @@ def to_problems(spec: SourceSpec, rows: Iterable[dict[str, Any]], on_error: OnEr
 def load_source(name: str | SourceSpec, path: str | Path | None = None, *, local: bool = True,
                 on_error: OnError = "skip") -> LoadReport:
     """Load one source. `path` wins; else `local=True` reads the shipped sample file; else the hub."""
-    spec = SOURCES[name] if isinstance(name, str) else name
+    spec = ALL_SOURCES[name] if isinstance(name, str) else name
+    if spec.generated:
+        return _load_generated(spec, path, on_error)
     if path is None and local:
         path = sample_path(spec.name)
     if path is not None:
@@ -114,5 +116,34 @@ def load_source(name: str | SourceSpec, path: str | Path | None = None, *, local
         if isinstance(item, RowError):
             report.errors.append(str(item))
         else:
+            report.problems.append(item)
+    return report
+
+
+def _load_generated(spec: SourceSpec, path: str | Path | None, on_error: OnError) -> LoadReport:
+    """A bank source: its file (our own schema, read as plain JSON so `meta` keeps its keys) or,
+    without one, the default generated bank. Only the train split is kept: held-out problems are
+    for measuring what training learned."""
+    from conductor.data.synthetic import DEFAULT_N, DEFAULT_SEED, generate_domain, split_of
+
+    if path is not None:
+        path = Path(path)
+        if not path.exists():
+            raise FileNotFoundError(f"{spec.name}: no such file {path}")
+        data = path.read_bytes()
+        rows = [json.loads(line) for line in data.decode("utf-8").splitlines() if line.strip()]
+        # a bank file holds every domain: this source reads its own
+        rows = [r for r in rows if r.get("source") == spec.name]
+        items: list[Problem | RowError] = list(to_problems(spec, rows, on_error))
+        report = LoadReport(source=spec.name, origin=str(path), input_sha256=hashlib.sha256(data).hexdigest())
+    else:
+        count = DEFAULT_N // 4
+        items = list(generate_domain(spec.domain, count, DEFAULT_SEED))
+        report = LoadReport(source=spec.name, origin=f"generated (n={count}, seed={DEFAULT_SEED})")
+    for item in items:
+        report.rows += 1
+        if isinstance(item, RowError):
+            report.errors.append(str(item))
+        elif split_of(item.id) == "train":
             report.problems.append(item)
     return report

@@ -12,7 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from conductor.data.lcb import decode_private_tests, to_test_cases
-from conductor.data.schema import Domain, Problem
+from conductor.data.schema import DOMAINS, Domain, Problem
 from conductor.verify.extract import last_boxed
 
 Role = Literal["train", "eval"]
@@ -54,6 +54,9 @@ class SourceSpec(BaseModel):
     role: Role
     to_problem: RowFn
     data_file: str | None = None  # read this file of the hub repo instead of its loading script
+    # Generated here (conductor.data.synthetic), not read from the hub: rows are Problems in our
+    # own schema, and without a file the loader generates the default bank. Its train split only.
+    generated: bool = False
 
     @property
     def revision(self) -> str:
@@ -176,5 +179,23 @@ SOURCES: dict[str, SourceSpec] = {s.name: s for s in [
     SourceSpec(name="bigcodebench", hf_id="bigcode/bigcodebench", split="v0.1.4", domain="code", role="eval",
                to_problem=bcb_row),
 ]}
+
+
+def bank_row(row: dict[str, Any], spec: SourceSpec) -> Problem:
+    """A generated problem, stored in our own schema (what `conductor data bank` writes)."""
+    problem = Problem.model_validate(row)
+    if problem.domain != spec.domain or problem.source != spec.name:
+        raise ValueError(f"a {problem.domain} problem from {problem.source} in source {spec.name}")
+    return problem
+
+
+# The generated bank, one source per domain. Kept out of SOURCES: curation adds them only when
+# asked (`CurationConfig.bank`), so the hub sources and their per-source quota are unchanged.
+BANK_SOURCES: dict[str, SourceSpec] = {s.name: s for s in [
+    SourceSpec(name=f"synthetic_{domain}", hf_id="", split="train", domain=domain, role="train",
+               to_problem=bank_row, generated=True)
+    for domain in DOMAINS
+]}
+ALL_SOURCES: dict[str, SourceSpec] = {**SOURCES, **BANK_SOURCES}
 TRAIN_SOURCES = [s for s in SOURCES.values() if s.role == "train"]
 EVAL_SOURCES = [s for s in SOURCES.values() if s.role == "eval"]
