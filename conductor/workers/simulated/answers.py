@@ -132,10 +132,13 @@ def _numeric_neighbours(gold: str) -> list[str]:
     return out
 
 
+def given_distractors(problem: Problem) -> list[str]:
+    return [str(d) for d in problem.meta.get("distractors", []) if str(d).strip()]
+
+
 def _text_candidates(problem: Problem, siblings: Sequence[str]) -> list[str]:
     gold = gold_answer(problem) or ""
-    given = [str(d) for d in problem.meta.get("distractors", []) if str(d).strip()]
-    return given + _numeric_neighbours(gold) + list(siblings) + (["0"] if problem.domain == "math" else [])
+    return given_distractors(problem) + _numeric_neighbours(gold) + list(siblings) + (["0"] if problem.domain == "math" else [])
 
 
 class _Mutate(ast.NodeTransformer):
@@ -224,10 +227,10 @@ def wrong_answers(problem: Problem, siblings: Sequence[str] = ()) -> tuple[str, 
         found = []
         for value in dict.fromkeys(_text_candidates(problem, siblings)):
             value = canonical(problem, value)
-            if value and value != gold and (not problem.answer or not verdict_of(problem, value)):
+            if value and value != gold and value not in found and (not problem.answer or not _same_value(problem, value)):
                 found.append(value)
-            if len(found) >= MAX_WRONG + 2:
-                break
+            if len(found) >= MAX_WRONG or len(found) >= 2 and len(found) == len(given_distractors(problem)):
+                break  # the data's own distractors suffice when there are two or more
         found = found or ["none"]
         given = [v for v in found if v in {canonical(problem, str(d)) for d in problem.meta.get("distractors", [])}]
         # the data's own distractors come first (they are the attractive ones); the rest in a stable order
@@ -235,6 +238,22 @@ def wrong_answers(problem: Problem, siblings: Sequence[str] = ()) -> tuple[str, 
     result = tuple(found[:MAX_WRONG])
     _known_wrong[problem.id] = result
     return result
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text.replace(",", ""))
+    except ValueError:
+        return None
+
+
+def _same_value(problem: Problem, value: str) -> bool:
+    """Would the verifier accept `value`? Two plain numbers are compared directly (math-verify
+    costs milliseconds a call, and wrong answers are made for every problem)."""
+    a, b = _number(value), _number(problem.answer or "")
+    if a is not None and b is not None:
+        return a == b
+    return verdict_of(problem, value)
 
 
 def wrong_weights(n: int) -> list[float]:

@@ -126,19 +126,25 @@ class SimulatedWorker:
         gold = gold_answer(problem)
         own_right = gold is not None and rng.random() < o.refine * p
         votes: Counter[str] = Counter()
-        for a in seen:
-            votes["<right>" if is_right(problem, a) else a] += 1
+        for i, a in enumerate(seen):
+            if is_right(problem, a):
+                votes["<right>"] += 1
+            elif problem.domain == "code":
+                # wrong programs do not visibly agree (a reviewer reads them, it does not diff them)
+                votes[f"{a}\x00{i}"] += 1
+            else:
+                votes[a] += 1
         if "<right>" not in votes:
             if own_right:
                 return gold, True  # fixed a wrong answer
-            return self._plurality(votes, rng), False
+            return self._plurality(votes, rng).split("\x00")[0], False
         if own_right:
             votes["<right>"] += OWN_VOTE  # type: ignore[assignment]
         choice = self._plurality(votes, rng)
         if choice != "<right>":
-            return choice, False
+            return choice.split("\x00")[0], False
         if not own_right and rng.random() < o.slip * (1 - p):  # talked itself out of a right answer
-            wrong = [a for a in votes if a != "<right>"]
+            wrong = [a.split("\x00")[0] for a in votes if a != "<right>"]
             return (rng.choice(wrong) if wrong else self._wrong(problem, rng)), False
         return gold, True
 
