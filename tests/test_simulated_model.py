@@ -116,6 +116,15 @@ def test_common_words_do_not_flip_a_solve_step_into_review():
         assert d.role == "solve" and d.p_solve == pytest.approx(w.p_solve(p, plain))
 
 
+def test_common_words_do_not_make_a_step_that_sees_answers_review_them():
+    w = sim(bank=BANK, skills={"math": 0.6})
+    p = BY_DOMAIN["math"][3]
+    seen = [("Solve.", render_answer(p, "123456"))]
+    text = "Using the work above, choose and select the final, correct algebra answer; compute it in \\boxed{}."
+    assert all(decide(w, p, text, seen).role == "anchored" for _ in range(20))
+    assert decide(w, p, "Check the algebra work above; compute it in \\boxed{}.", seen).role == "review"
+
+
 def test_review_keeps_right_answers_and_fixes_wrong_ones_by_skill():
     ps = BY_DOMAIN["math"]
     for skill in (0.3, 0.8):
@@ -170,10 +179,21 @@ def test_majority_votes_can_fail():
         wrong = [v for v in values if v != p.answer]
         outvoted += len(wrong) == 2 and len(set(wrong)) == 1
     assert outvoted > 0.05 * len(ps)
+    # two wrong letters agree more often than the 1/3 of a uniform pick among three
+    pairs = agree = 0
+    for p in ps:
+        values = [decide(w, p, on_topic_instruction(p)).value for _ in range(4)]
+        wrong = [v for v in values if v != p.answer]
+        for i in range(len(wrong)):
+            for j in range(i + 1, len(wrong)):
+                pairs += 1
+                agree += wrong[i] == wrong[j]
+    assert agree / pairs > 0.37
     assert mean(attempts_then_combine([w, w, w], w, p) for p in ps) < 0.9
 
 
 def test_attempts_at_chance_gain_little_from_an_aggregator():
-    w = sim(bank=BANK, skills={"choice": 0.25}, refine=0.0)
+    # a guesser: P(right) = 1/4 on every problem (no difficulty slope), no judgement of its own
+    w = sim(bank=BANK, skills={"choice": 0.25}, refine=0.0, discrimination=0.001)
     ps = BY_DOMAIN["choice"]
     assert mean(attempts_then_combine([w, w, w], w, p) for p in ps) < accuracy(w, ps) + 0.05

@@ -57,7 +57,7 @@ GENERIC: frozenset[str] = frozenset(
     carefully careful requested format form one two three first second third best most likely choose
     select pick think explain clearly clear complete put only own state stated relevant needed where
     when how what which why who way reply respond efficient reads read prints print covering cases
-    case full following given valid each other check's approach method here there them they their
+    case full following given valid each other approach method here there them they their
     sure overall keep kept new value handles handle settle find found""".split()
 )
 

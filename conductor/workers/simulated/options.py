@@ -52,7 +52,7 @@ class SimulatedOptions(BaseModel):
         "it fixes a wrong answer, or breaks a tie between seen answers, with that probability.",
     )
     slip: float = Field(
-        default=0.1, ge=0, le=1,
+        default=0.05, ge=0, le=1,
         description="A reviewing step drops a right answer with slip x (1 - P(solve)).",
     )
     anchor: float = Field(
