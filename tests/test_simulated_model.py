@@ -197,3 +197,18 @@ def test_attempts_at_chance_gain_little_from_an_aggregator():
     w = sim(bank=BANK, skills={"choice": 0.25}, refine=0.0, discrimination=0.001)
     ps = BY_DOMAIN["choice"]
     assert mean(attempts_then_combine([w, w, w], w, p) for p in ps) < accuracy(w, ps) + 0.05
+
+
+def test_docs_state_every_word_list_of_the_quality_function():
+    from pathlib import Path
+
+    from conductor.workers.simulated.instructions import GENERIC, REVIEW_STEMS
+
+    doc = Path("docs/simulated.md").read_text()
+    for d in DOMAINS:
+        for stem in TOPIC_STEMS[d] + FORMAT_STEMS[d]:
+            assert f"`{stem}`" in doc, stem
+    for stem in REVIEW_STEMS:
+        assert f"`{stem}`" in doc, stem
+    generic = doc.split("Generic words (count for nothing):", 1)[1].split("Review stems", 1)[0]
+    assert set(GENERIC) == set(generic.replace("\n", " ").rstrip(". ").split()), set(GENERIC) ^ set(generic.split())

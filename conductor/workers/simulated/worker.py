@@ -7,6 +7,7 @@ import asyncio
 import hashlib
 import random
 import re
+import threading
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -99,6 +100,14 @@ class SimulatedWorker:
         # n-th identical call -> n-th sample: repeated attempts differ (as at temperature > 0), and the
         # set of answers does not depend on the order concurrent calls run in.
         self._occurrences: Counter[int] = Counter()
+        self._lock = threading.Lock()  # code calls are decided on worker threads
+
+    def _next(self, key: int) -> int:
+        """How many identical calls came before this one."""
+        with self._lock:
+            n = self._occurrences[key]
+            self._occurrences[key] = n + 1
+        return n
 
     # ---- the model ----
 
@@ -163,9 +172,7 @@ class SimulatedWorker:
             return None, Decision(role="unknown"), random.Random(_digest(self.options.seed, self.spec.id, content))
         seen = seen_answers(problem, parts.context) if parts else []
         key = _digest(self.options.seed, self.spec.id, problem.id, instruction, sorted(seen))
-        n = self._occurrences[key]
-        self._occurrences[key] += 1
-        rng = random.Random(_digest(key, n))
+        rng = random.Random(_digest(key, self._next(key)))
         p = self.p_solve(problem, instruction)
         quality = instruction_quality(problem, instruction)
         if not seen:
@@ -192,8 +199,7 @@ class SimulatedWorker:
     ) -> Completion:
         content = messages[-1].content
         call_key = _digest(self.options.seed, self.spec.id, content)
-        attempt_rng = random.Random(_digest(call_key, self._occurrences[call_key]))
-        self._occurrences[call_key] += 1
+        attempt_rng = random.Random(_digest(call_key, self._next(call_key)))
         await asyncio.sleep(self.options.latency_ms.sample(attempt_rng) / 1000)
         if self.options.fail_rate and attempt_rng.random() < self.options.fail_rate:
             raise WorkerError(f"{self.spec.id}: simulated rate limit", retryable=True, status=429, retry_after=0.0)
