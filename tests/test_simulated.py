@@ -175,4 +175,24 @@ async def test_a_review_step_in_a_real_workflow_reads_the_earlier_answer():
     trace = await execute(wf, p, pool)
     assert extract_answer(p, trace.steps[0].output) != p.answer
     assert extract_answer(p, trace.answer) == p.answer
-    _ = PriorStep  # the step message format is conductor.prompts's, read-only here
+
+
+@pytest.mark.parametrize("problem", [
+    Problem(id="a", source="s", domain="math", question="No answer given?"),
+    Problem(id="b", source="s", domain="choice", question="No choices?", answer="C"),
+    Problem(id="c", source="s", domain="freeform", question="Odd gold?", answer="  {}\\boxed{x}  "),
+    Problem(id="d", source="s", domain="code", question="No reference, no tests?"),
+    Problem(id="e", source="s", domain="code", question="Unparseable reference?", meta={"reference_solution": "def ("}),
+    Problem(id="f", source="s", domain="math", question="Distractors of odd types?", answer="3",
+            meta={"distractors": [3, None, "", "3.0", 4], "difficulty": "impossible", "level": "Level 9"}),
+])
+async def test_any_problem_in_the_schema_gets_an_answer_in_its_format(problem):
+    for skill in (0.0, 1.0):
+        w = sim(problems=[problem], skills={problem.domain: skill})
+        out = await ask(w, problem)
+        assert out.text and "could not find" not in out.text
+        seen = [PriorStep(0, "x", "Solve.", out.text)]
+        again = await ask(w, problem, on_topic_instruction(problem, "verify"), seen)
+        assert again.text
+    if problem.id == "f":  # "3.0" is the gold answer written differently: never offered as wrong
+        assert "3.0" not in wrong_answers(problem) and "3" not in wrong_answers(problem)
