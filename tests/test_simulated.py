@@ -196,3 +196,10 @@ async def test_any_problem_in_the_schema_gets_an_answer_in_its_format(problem):
         assert again.text
     if problem.id == "f":  # "3.0" is the gold answer written differently: never offered as wrong
         assert "3.0" not in wrong_answers(problem) and "3" not in wrong_answers(problem)
+
+
+def test_problems_sharing_an_id_do_not_share_wrong_answers():
+    a = Problem(id="same", source="s", domain="math", question="A?", answer="5", meta={"distractors": ["6", "7"]})
+    b = Problem(id="same", source="s", domain="math", question="B?", answer="6", meta={"distractors": ["5", "8"]})
+    assert set(wrong_answers(a)) == {"6", "7"}
+    assert "6" not in wrong_answers(b)

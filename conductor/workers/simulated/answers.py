@@ -105,7 +105,7 @@ def is_right(problem: Problem, value: str | None) -> bool:
     gold = gold_answer(problem)
     if gold is not None and canonical(problem, value) == gold:
         return True
-    if canonical(problem, value) in _known_wrong.get(problem.id, ()):
+    if canonical(problem, value) in _known_wrong.get(_problem_key(problem), ()):
         return False  # one of the wrong answers this environment made (each checked wrong)
     return verdict_of(problem, value)
 
@@ -113,6 +113,13 @@ def is_right(problem: Problem, value: str | None) -> bool:
 # ---- wrong answers ----
 
 _known_wrong: dict[str, tuple[str, ...]] = {}
+
+
+def _problem_key(problem: Problem) -> str:
+    """The problem's id and content: two problems sharing an id but not their data never share
+    wrong answers."""
+    data = json.dumps(problem.model_dump(mode="json", exclude={"question"}), sort_keys=True, default=str)
+    return problem.id + ":" + hashlib.blake2b(data.encode(), digest_size=16).hexdigest()
 
 
 def _shuffled(problem: Problem, values: Sequence[str]) -> list[str]:
@@ -209,8 +216,9 @@ def wrong_answers(problem: Problem, siblings: Sequence[str] = ()) -> tuple[str, 
     gold answer, then other problems' answers (`siblings`), each checked wrong by the verifier.
     code: `meta["wrong_solutions"]` (each fails a test by the data's contract), else mutations of
     the reference solution that really fail its tests in the sandbox."""
-    if problem.id in _known_wrong:
-        return _known_wrong[problem.id]
+    key = _problem_key(problem)
+    if key in _known_wrong:
+        return _known_wrong[key]
     gold = gold_answer(problem)
     if problem.domain == "choice":
         letters = problem.choice_letters() or list("ABCD")
@@ -236,7 +244,7 @@ def wrong_answers(problem: Problem, siblings: Sequence[str] = ()) -> tuple[str, 
         # the data's own distractors come first (they are the attractive ones); the rest in a stable order
         found = given + _shuffled(problem, [v for v in found if v not in given])
     result = tuple(found[:MAX_WRONG])
-    _known_wrong[problem.id] = result
+    _known_wrong[key] = result
     return result
 
 
