@@ -5,7 +5,8 @@ For each pool (local.yaml, paper-sim.yaml), over the same seeded problems, every
 through the real executor with real step messages and graded by the real verifiers:
   - each worker alone per domain (on-topic instruction) against its configured skill;
   - with the domain's best worker: one attempt, 3 attempts + aggregator (4 calls), attempt + verify (2 calls);
-  - the same worker under on-topic, generic (the old template), off-topic, empty and kitchen-sink instructions;
+  - the same worker under on-topic, generic (the old template), off-topic, empty, kitchen-sink and
+    another domain's instructions;
   - the per-domain oracle router (best worker of each domain) against the best single worker.
 
     python benchmarks/simulated.py [--per-domain 1000] [--problems FILE.jsonl] [--write docs/benchmarks.md]
@@ -52,6 +53,8 @@ INSTRUCTIONS: dict[str, Callable[[Problem], str]] = {
     "off-topic (haiku)": lambda _p: "Write a haiku about cats.",
     "empty": lambda _p: "",
     "kitchen sink": lambda _p: KITCHEN_SINK,
+    "another domain's on-topic": lambda p: on_topic_instruction(
+        Problem(id="x", source="x", domain=DOMAINS[(DOMAINS.index(p.domain) + 1) % len(DOMAINS)], question="x")),
 }
 
 

@@ -79,7 +79,8 @@ def test_instruction_quality_is_the_stated_function():
     assert instruction_quality(p, on_topic_instruction(p)) == pytest.approx(1.0)
     assert instruction_quality(p, "") == 0.0
     assert instruction_quality(p, OLD_TEMPLATE) == 0.0  # generic words only
-    assert instruction_quality(p, "Write a haiku about cats.") == 0.0
+    assert instruction_quality(p, "Write a haiku about cats.") == pytest.approx(-0.3)  # asks for something else
+    assert instruction_quality(p, "Write a Python program; implement the algorithm.") == pytest.approx(-0.3)
     # one topic word, no format: 0.7 * 1 * 1/2
     assert instruction_quality(p, "Compute it.") == pytest.approx(0.35)
     # two topic words and the format: full marks; a code word dilutes the precision to 2/3

@@ -10,11 +10,13 @@ Words are lowercase runs of letters. A word *matches* a stem when it starts with
 
     precision = own / (own + other + 0.15 * neutral)      (0 when nothing counts)
     coverage  = min(own, 2) / 2
-    Q = 0.7 * precision * coverage + 0.3 * format          (in [0, 1])
+    off_task  = 0.3 when own = 0 and some other or neutral word is present, else 0
+    Q = 0.7 * precision * coverage + 0.3 * format - off_task   (in [-0.3, 1])
 
 So an instruction naming the task type (two topic words) and asking for its answer format
-scores 1; an empty, generic or off-topic one scores 0; one stuffed with every domain's words is
-diluted by the others' (a kitchen sink cannot win). Roles are separate (`asks_for_review`): they
+scores 1; an empty or generic one scores 0; one asking for something else (a haiku, another
+domain's task) scores -0.3 or so; one stuffed with every domain's words is diluted by the
+others' (a kitchen sink cannot win). Roles are separate (`asks_for_review`): they
 depend on what a step sees, and words only choose between reviewing and anchoring.
 """
 
@@ -61,7 +63,7 @@ GENERIC: frozenset[str] = frozenset(
     sure overall keep kept new value handles handle settle find found""".split()
 )
 
-TOPIC_WEIGHT, FORMAT_WEIGHT, NEUTRAL_WEIGHT, COVERAGE_WORDS = 0.7, 0.3, 0.15, 2
+TOPIC_WEIGHT, FORMAT_WEIGHT, NEUTRAL_WEIGHT, COVERAGE_WORDS, OFF_TASK_PENALTY = 0.7, 0.3, 0.15, 2, 0.3
 _WORD = re.compile(r"[a-z]+")
 # Words of subject names that say nothing about the topic.
 _SUBJECT_STOP = frozenset("high school college elementary professional miscellaneous global general".split())
@@ -111,11 +113,13 @@ def _quality(domain: str, subject: str, instruction: str) -> float:
     precision = own / denominator if denominator else 0.0
     coverage = min(own, COVERAGE_WORDS) / COVERAGE_WORDS
     fmt = 1.0 if own_format and not other_format else 0.0
-    return TOPIC_WEIGHT * precision * coverage + FORMAT_WEIGHT * fmt
+    # asking for something else entirely (no own topic word, some other or neutral ones) misleads
+    off_task = OFF_TASK_PENALTY if own == 0 and (other or neutral) else 0.0
+    return TOPIC_WEIGHT * precision * coverage + FORMAT_WEIGHT * fmt - off_task
 
 
 def instruction_quality(problem: Problem, instruction: str) -> float:
-    """Q in [0, 1]: how well the instruction fits the problem's domain, subject and answer format."""
+    """Q in [-0.3, 1]: how well the instruction fits the problem's domain, subject and answer format."""
     return _quality(problem.domain, subject_of(problem), instruction)
 
 
