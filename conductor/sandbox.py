@@ -22,21 +22,25 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import Any
 
 from pydantic import BaseModel
 
 from conductor.sandbox_launch import (
     Isolation,
     Limits,
+    SandboxSettings,
     SandboxUnavailable,
     bwrap_argv,
     env_for_program,
     isolation,
+    rlimit_pairs,
     weak_preexec,
 )
+from conductor.sandbox_zygote import POOL
 
 __all__ = ["Isolation", "Job", "Limits", "RunResult", "SandboxUnavailable", "default_workers", "isolation",
            "run", "run_many"]
@@ -91,10 +95,10 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
         pass
 
 
-def _pump(proc: subprocess.Popen[bytes], limits: Limits, deadline: float) -> tuple[bytes, bytes, bool, bool]:
+def _pump(streams: tuple[Any, Any], exited: Callable[[], bool], limits: Limits,
+          deadline: float) -> tuple[bytes, bytes, bool, bool]:
     """Read both pipes as data arrives; stop at the deadline or at the output cap."""
-    assert proc.stdout is not None and proc.stderr is not None
-    bufs = {proc.stdout: bytearray(), proc.stderr: bytearray()}
+    bufs = {streams[0]: bytearray(), streams[1]: bytearray()}
     timed_out = capped = False
     with selectors.DefaultSelector() as sel:
         for stream in bufs:
@@ -105,10 +109,10 @@ def _pump(proc: subprocess.Popen[bytes], limits: Limits, deadline: float) -> tup
             if left <= 0:
                 timed_out = True
                 break
-            exited = proc.poll() is not None
+            done = exited()
             # once the program has exited, drain what is buffered and stop: a child it left
             # holding the pipes open must not keep us waiting until the deadline
-            for key, _ in sel.select(timeout=0 if exited else min(left, 0.05)):
+            for key, _ in sel.select(timeout=0 if done else min(left, 0.05)):
                 try:
                     chunk = os.read(key.fd, 65536)
                 except BlockingIOError:
@@ -121,9 +125,9 @@ def _pump(proc: subprocess.Popen[bytes], limits: Limits, deadline: float) -> tup
                 if len(buf) > limits.output_bytes:
                     del buf[limits.output_bytes:]
                     capped = True
-            if capped or (exited and not _readable(sel)):
+            if capped or (done and not _readable(sel)):
                 break
-    return bytes(bufs[proc.stdout]), bytes(bufs[proc.stderr]), timed_out, capped
+    return bytes(bufs[streams[0]]), bytes(bufs[streams[1]]), timed_out, capped
 
 
 def _readable(sel: selectors.BaseSelector) -> bool:
@@ -145,7 +149,9 @@ def _check_names(job: Job) -> None:
 
 def _wait(proc: subprocess.Popen[bytes], job: Job, start: float, iso: Isolation) -> RunResult:
     try:
-        out, err, timed_out, capped = _pump(proc, job.limits, start + job.limits.wall_s)
+        assert proc.stdout is not None and proc.stderr is not None
+        out, err, timed_out, capped = _pump((proc.stdout, proc.stderr), lambda: proc.poll() is not None,
+                                            job.limits, start + job.limits.wall_s)
     finally:
         _kill_group(proc)  # bwrap (or the weak program's group); bwrap's death ends its pid namespace
         returncode = proc.wait()
@@ -177,6 +183,42 @@ def _run_full(job: Job, iso: Isolation, start: float) -> RunResult:
     return _wait(proc, job, start, iso)
 
 
+def _run_pooled(job: Job, iso: Isolation, start: float) -> RunResult:
+    """Through a zygote (conductor.sandbox_zygote): same isolation, no bwrap or interpreter start."""
+    zygote = POOL.take(iso, job.limits.disk_mb)
+    mine: list[int] = []
+    theirs: list[int] = []
+    try:
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        mine += [out_r, err_r]
+        theirs += [_memfd("stdin", job.stdin.encode("utf-8")), out_w, err_w]
+        theirs += [_memfd(name, text.encode("utf-8")) for name, text in {**job.files, "main.py": job.code}.items()]
+        spec = {"files": [*job.files, "main.py"], "args": list(job.args), "env": env_for_program(),
+                "limits": rlimit_pairs(job.limits, job.limits.nproc + 1)}  # + 1: the zygote counts too
+        zygote.start(spec, theirs)
+    except BaseException:
+        zygote.close()
+        raise
+    finally:
+        for fd in theirs:
+            os.close(fd)
+    with open(out_r, "rb", buffering=0) as out_f, open(err_r, "rb", buffering=0) as err_f:
+        out, err, timed_out, capped = _pump((out_f, err_f), lambda: False, job.limits, start + job.limits.wall_s)
+    outcome = zygote.finish(kill=timed_out or capped)
+    if outcome.returncode is None:
+        if not (timed_out or capped):
+            return RunResult(returncode=None, error="sandbox zygote stopped answering", isolation=iso.level,
+                             wall_s=time.monotonic() - start)
+    else:
+        POOL.give(zygote)
+    return RunResult(
+        returncode=None if timed_out else outcome.returncode,
+        stdout=out.decode("utf-8", "replace"), stderr=err.decode("utf-8", "replace"),
+        timed_out=timed_out, output_capped=capped, wall_s=time.monotonic() - start, isolation=iso.level,
+    )
+
+
 def _run_weak(job: Job, iso: Isolation, start: float) -> RunResult:
     workdir = tempfile.mkdtemp(prefix="conductor-sbx-")  # 0700, ours
     try:
@@ -195,6 +237,10 @@ def _run_weak(job: Job, iso: Isolation, start: float) -> RunResult:
         shutil.rmtree(workdir, ignore_errors=True)
 
 
+def pooled() -> bool:
+    return SandboxSettings().launcher == "pooled"
+
+
 def run(job: Job, iso: Isolation | None = None) -> RunResult:
     """Run one program to completion, timeout or output cap; never raises for what the program does.
     Raises `SandboxUnavailable` (one line) under strict isolation where full isolation is impossible."""
@@ -202,7 +248,9 @@ def run(job: Job, iso: Isolation | None = None) -> RunResult:
     start = time.monotonic()
     try:
         _check_names(job)
-        return _run_full(job, iso, start) if iso.level == "full" else _run_weak(job, iso, start)
+        if iso.level == "weak":
+            return _run_weak(job, iso, start)
+        return _run_pooled(job, iso, start) if pooled() else _run_full(job, iso, start)
     except (OSError, ValueError, subprocess.SubprocessError) as exc:
         return RunResult(returncode=None, error=f"{type(exc).__name__}: {exc}", wall_s=time.monotonic() - start,
                          isolation=iso.level)

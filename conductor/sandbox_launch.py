@@ -50,6 +50,12 @@ class SandboxSettings(BaseSettings):
         "isolation is impossible, run with rlimits, a scrubbed environment and a private temp dir only "
         "(the program can read the host's files and reach 127.0.0.1); warns once per process.",
     )
+    launcher: Literal["pooled", "per-run"] = Field(
+        default="pooled",
+        description="pooled: long-lived bwrap sandboxes fork one child per program (same isolation, no "
+        "bwrap or interpreter start per program; see conductor/sandbox_zygote.py). per-run: one bwrap "
+        "and one fresh interpreter per program.",
+    )
 
 
 class Limits(BaseModel):
@@ -99,12 +105,18 @@ runpy.run_path(sys.argv[0], run_name="__main__")
 """
 
 
-def _boot(limits: Limits, nproc: bool) -> str:
+def rlimit_pairs(limits: Limits, nproc: int | None) -> list[tuple[int, int]]:
+    """(resource, value) to set as soft and hard limit; `nproc` None leaves RLIMIT_NPROC alone."""
     pairs = [(resource.RLIMIT_CPU, limits.cpu_seconds), (resource.RLIMIT_AS, limits.memory_mb << 20),
              (resource.RLIMIT_FSIZE, limits.file_mb << 20), (resource.RLIMIT_NOFILE, limits.nofile),
              (resource.RLIMIT_CORE, 0)]
-    if nproc:
-        pairs.append((resource.RLIMIT_NPROC, limits.nproc))
+    if nproc is not None:
+        pairs.append((resource.RLIMIT_NPROC, nproc))
+    return pairs
+
+
+def _boot(limits: Limits) -> str:
+    pairs = rlimit_pairs(limits, limits.nproc)
     return _BOOT.format(limits=", ".join(f"({k}, {v})" for k, v in pairs) + ",")
 
 
@@ -140,7 +152,7 @@ def bwrap_argv(iso: Isolation, limits: Limits, files: dict[str, int], args: tupl
     argv += ["--remount-ro", "/", "--chdir", WORKDIR, "--clearenv"]
     for key, value in env_for_program().items():
         argv += ["--setenv", key, value]
-    return [*argv, "--", iso.python, "-E", "-s", "-B", "-c", _boot(limits, nproc=True), "main.py", *args]
+    return [*argv, "--", iso.python, "-E", "-s", "-B", "-c", _boot(limits), "main.py", *args]
 
 
 def weak_preexec(limits: Limits) -> Callable[[], None]:
@@ -287,5 +299,5 @@ def bwrap_version(iso: Isolation) -> str:
 
 
 __all__ = ["LAUNCH_UID", "SANDBOX_UID", "WORKDIR", "Isolation", "IsolationMode", "Limits", "SandboxSettings",
-           "SandboxUnavailable", "bwrap_argv", "bwrap_version", "env_for_program", "isolation", "probe_full",
+           "SandboxUnavailable", "bwrap_argv", "bwrap_version", "env_for_program", "isolation", "probe_full", "rlimit_pairs",
            "weak_isolation", "weak_preexec"]

@@ -19,7 +19,8 @@ import pytest
 from conductor.config import REPO_ROOT
 from conductor.data.schema import Problem, TestCase
 from conductor.sandbox import Limits, isolation
-from conductor.verify import Verdict, verify
+from conductor.sandbox_zygote import POOL
+from conductor.verify import Verdict, code_tests, verify
 
 SECRET = "sk-sentinel-7f3a9c1e"
 LIMITS = Limits(wall_s=2.0, memory_mb=256, nproc=16, file_mb=1, disk_mb=8, output_bytes=64 << 10)
@@ -130,7 +131,7 @@ EXPECT: dict[str, tuple[str, ...]] = {
     "delete_sentinel": ("FileNotFoundError",), "rmtree_sentinel_dir": ("FileNotFoundError",),
     "chmod_sentinel": ("FileNotFoundError",), "shell_rm": ("got 'False'",), "symlink_for_cleanup": ("got '41'",),
     "read_samples": ("FileNotFoundError",),
-    "read_env_key": ("got 'none'",), "read_parent_environ": ("got ''",),  # bwrap's pid 1: empty environ
+    "read_env_key": ("got 'none'",), "read_parent_environ": ("got ''", "got 'PATH=/usr/local/bin:/usr/bin:/bin"),  # pid 1's: bwrap's (empty) or the zygote's (the sandbox's own)
     "scan_all_environ": ("HOME=/tmp/w",),  # only the sandbox's own environment is there to read
     "connect_listener": ("ConnectionRefusedError",), "udp_to_listener": ("got '41'",),  # its own loopback
     "connect_internet": ("Network is unreachable",), "kill_parent": ("ProcessLookupError",),
@@ -140,8 +141,8 @@ EXPECT: dict[str, tuple[str, ...]] = {
     "deep_recursion": ("timed out", "exit code 139", "RecursionError", "MemoryError"),
     "outliving_thread": ("timed out",), "daemon_child": ("got '41'",),
     "call_sys_exit_at_import": ("exit code 1",), "call_os_exit_in_method": ("exit code 1",),
-    "call_always_equal": ("__unserializable__",), "call_patch_builtins": ("exit code 1", "wrong result"),
-    "call_fake_stdout": ("exit code 1: 42",), "call_kill_reporter": ("exit code 137",),
+    "call_always_equal": ("__unserializable__",), "call_patch_builtins": ("exit code 1", "wrong result", "exit code 70"),  # 70: it broke the runner
+    "call_fake_stdout": ("exit code 1: 42",), "call_kill_reporter": ("exit code 137", "SIGKILL"),
     "call_open_reporter_stdout": ("Permission denied: '/proc/",),
     "bcb_patch_assert": ("1 of 1 tests failed",), "bcb_patch_result": ("1 of 1 tests failed",),
     "bcb_exit_at_import": ("exit code 1",), "bcb_fake_report": ('exit code 1: {"run"',),
@@ -187,10 +188,13 @@ def host(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     udp.close()
 
 
-@pytest.fixture(scope="module")
-def results(host: dict[str, Any]) -> dict[str, tuple[Verdict, float]]:
+@pytest.fixture(scope="module", params=["pooled", "per-run"])
+def results(host: dict[str, Any], request: pytest.FixtureRequest) -> dict[str, tuple[Verdict, float]]:
+    """Every program once, through one launcher (both give full isolation)."""
     before = os.environ.get("OPENAI_API_KEY")
     os.environ["OPENAI_API_KEY"] = SECRET  # the parent has a key; no program may see it
+    os.environ["CONDUCTOR_SANDBOX_LAUNCHER"] = request.param
+    code_tests.CACHE.clear()  # the other launcher's verdicts must not answer for this one
     fill = {"sentinel": host["sentinel"], "sentinel_dir": host["sentinel_dir"], "port": host["port"],
             "ppid": os.getpid(), "samples": REPO_ROOT / "conductor" / "data" / "samples"}
 
@@ -204,6 +208,7 @@ def results(host: dict[str, Any]) -> dict[str, tuple[Verdict, float]]:
         with ThreadPoolExecutor(max_workers=8) as pool:
             out = dict(pool.map(one, HOSTILE.items()))
     finally:
+        del os.environ["CONDUCTOR_SANDBOX_LAUNCHER"]
         if before is None:
             del os.environ["OPENAI_API_KEY"]
         else:
@@ -241,7 +246,14 @@ def test_host_unharmed(host: dict[str, Any], results: dict[str, tuple[Verdict, f
     for d in SHARED_DIRS:  # world-writable host directories: the sandbox has its own /tmp and /dev/shm
         assert not os.path.exists(os.path.join(d, ESCAPE)), d
     os.kill(os.getpid(), 0)  # we are alive (kill_parent, kill_getppid, kill_everything)
-    # nothing a program started outlives its run: no process is left below us
+    # nothing a program started outlives its run: below us only the idle zygotes (bwrap and its
+    # server, 2 processes each), and nothing once they are closed
+    idle = sum(len(zs) for zs in POOL._idle.values())
+    assert len(_descendants(os.getpid())) == 2 * idle
+    POOL.close()
+    deadline = time.monotonic() + 5
+    while _descendants(os.getpid()) and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert _descendants(os.getpid()) == []
 
 

@@ -116,8 +116,8 @@ def listener() -> Any:
     server.close()
 
 
-@pytest.fixture(scope="module")
-def seen(listener: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+@pytest.fixture(scope="module", params=["pooled", "per-run"])
+def seen(listener: Any, tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> dict[str, Any]:
     port, _ = listener
     home = tmp_path_factory.mktemp("home")
     curated = home / "conductor" / "curated" / "eval"
@@ -134,7 +134,8 @@ def seen(listener: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, A
             code = code.replace(key, value)
         probes[name] = code
     env = {**os.environ, "OPENAI_API_KEY": SECRET, "HOME": str(home),
-           "CONDUCTOR_HOME": str(home / "conductor"), "CONDUCTOR_SANDBOX_ISOLATION": "strict"}
+           "CONDUCTOR_HOME": str(home / "conductor"), "CONDUCTOR_SANDBOX_ISOLATION": "strict",
+           "CONDUCTOR_SANDBOX_LAUNCHER": request.param}
     # the runner pid is known once it starts; the probes arrive on its stdin after that
     runner = subprocess.Popen([sys.executable, "-c", RUNNER], stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=REPO_ROOT, text=True)
@@ -242,7 +243,8 @@ def _alive(procs: set[tuple[int, str]]) -> set[tuple[int, str]]:
     return alive
 
 
-def test_sigkill_of_the_verifier_leaves_no_sandboxed_process(tmp_path: Path) -> None:
+@pytest.mark.parametrize("launcher", ["pooled", "per-run"])
+def test_sigkill_of_the_verifier_leaves_no_sandboxed_process(tmp_path: Path, launcher: str) -> None:
     program = ("import os, time\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n"
                "        time.sleep(60)\n    os._exit(0)\ntime.sleep(60)\nprint(42)")
     runner_code = textwrap.dedent(f"""\
@@ -252,12 +254,12 @@ def test_sigkill_of_the_verifier_leaves_no_sandboxed_process(tmp_path: Path) -> 
         p = Problem(id='k', source='lcb', domain='code', question='q', tests=[TestCase(input='', output='42')])
         verify(p, '```python\\n' + {program!r} + '\\n```', code_limits=Limits(wall_s=120))
     """)
-    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    env = {**os.environ, "TMPDIR": str(tmp_path), "CONDUCTOR_SANDBOX_LAUNCHER": launcher}
     runner = subprocess.Popen([sys.executable, "-c", runner_code], env=env, cwd=REPO_ROOT)
     try:
         deadline = time.monotonic() + 60
         procs: set[tuple[int, str]] = set()
-        # setpriv/bwrap, bwrap's pid 1, the program, its daemonised grandchild (and the fork between)
+        # bwrap, its pid 1 (bwrap's or the zygote), the program, its daemonised grandchild
         while len(procs) < 4 and time.monotonic() < deadline:
             time.sleep(0.1)
             procs = _descendants(runner.pid)
