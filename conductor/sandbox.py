@@ -210,7 +210,7 @@ def _run_pooled(job: Job, iso: Isolation, start: float) -> RunResult:
         if not (timed_out or capped):
             return RunResult(returncode=None, error="sandbox zygote stopped answering", isolation=iso.level,
                              wall_s=time.monotonic() - start)
-    else:
+    elif not outcome.retired:
         POOL.give(zygote)
     return RunResult(
         returncode=None if timed_out else outcome.returncode,

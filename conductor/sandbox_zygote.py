@@ -46,12 +46,13 @@ def wipe():
     for top in ("/tmp", "/dev/shm"):
         for name in os.listdir(top):
             path = os.path.join(top, name)
-            def fix(func, p, exc):
-                os.chmod(os.path.dirname(p), 0o700)
-                os.chmod(p, 0o700) if os.path.isdir(p) else None
-                func(p)
             if os.path.isdir(path) and not os.path.islink(path):
-                shutil.rmtree(path, onerror=fix)
+                os.chmod(path, 0o700)  # the program may have locked its own dirs
+                for root, dirs, _ in os.walk(path):
+                    for d in dirs:
+                        if not os.path.islink(os.path.join(root, d)):
+                            os.chmod(os.path.join(root, d), 0o700)
+                shutil.rmtree(path)
             else:
                 os.unlink(path)
 
@@ -132,14 +133,21 @@ while True:
     if status is None:
         ctl.recv(16)  # the "kill" message
         status = -9
-    wipe()
-    ctl.sendall(json.dumps({"exit": status}).encode() + b"\n")
+    try:
+        wipe()
+        retire = False
+    except Exception:
+        retire = True  # what it left cannot be removed: this sandbox serves no other program
+    ctl.sendall(json.dumps({"exit": status, "retire": retire}).encode() + b"\n")
+    if retire:
+        os._exit(0)
 '''
 
 
 @dataclass
 class Outcome:
     returncode: int | None  # None: the zygote did not answer (killed and discarded)
+    retired: bool = False  # the zygote could not clean up after the program and exits
 
 
 class Zygote:
@@ -166,8 +174,10 @@ class Zygote:
             if kill:
                 self.ctl.sendall(b"kill")
             self.ctl.settimeout(timeout)
-            reply = self.ctl.recv(256)
-            return Outcome(int(json.loads(reply)["exit"]))
+            reply = json.loads(self.ctl.recv(256))
+            if reply["retire"]:
+                self.close()
+            return Outcome(int(reply["exit"]), retired=bool(reply["retire"]))
         except (OSError, ValueError, KeyError):
             self.close()
             return Outcome(None)
