@@ -246,15 +246,31 @@ def test_host_unharmed(host: dict[str, Any], results: dict[str, tuple[Verdict, f
     for d in SHARED_DIRS:  # world-writable host directories: the sandbox has its own /tmp and /dev/shm
         assert not os.path.exists(os.path.join(d, ESCAPE)), d
     os.kill(os.getpid(), 0)  # we are alive (kill_parent, kill_getppid, kill_everything)
-    # nothing a program started outlives its run: below us only the idle zygotes (bwrap and its
-    # server, 2 processes each), and nothing once they are closed
-    idle = sum(len(zs) for zs in POOL._idle.values())
-    assert len(_descendants(os.getpid())) == 2 * idle
+    # nothing a program started outlives its run: the only sandboxes below us are the idle zygotes,
+    # each bwrap with its server alone inside; none once they are closed. (Other fixtures of the
+    # session may have their own children: only bwrap trees count.)
+    zygotes = sorted(z.proc.pid for zs in POOL._idle.values() for z in zs)
+    assert _bwraps() == zygotes
+    assert all(len(_descendants(pid)) == 1 for pid in zygotes)
     POOL.close()
     deadline = time.monotonic() + 5
-    while _descendants(os.getpid()) and time.monotonic() < deadline:
+    while _bwraps() and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert _descendants(os.getpid()) == []
+    assert _bwraps() == []
+
+
+def _bwraps() -> list[int]:
+    """Our descendants that are bwrap (started directly or through setpriv, which execs it)."""
+    found = []
+    for pid in _descendants(os.getpid()):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                argv0 = fh.read().split(b"\0")[0]
+        except OSError:
+            continue
+        if argv0.endswith(b"/bwrap") or argv0 == b"bwrap":
+            found.append(pid)
+    return sorted(found)
 
 
 def _descendants(root: int) -> list[int]:
