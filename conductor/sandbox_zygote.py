@@ -41,6 +41,10 @@ for _m in ("string re datetime collections heapq bisect copy math random statist
     except Exception:
         pass
 ctl = socket.socket(fileno=int(sys.argv[1]))
+import ctypes
+_prctl = ctypes.CDLL(None).prctl
+_prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0: programs (same uid) cannot ptrace us or open /proc/1/*
+signal.signal(signal.SIGINT, signal.SIG_IGN)  # as pid 1 only handled signals reach us: handle none
 
 def wipe():
     for top in ("/tmp", "/dev/shm"):
@@ -69,6 +73,8 @@ def kill_all():
             return
 
 def child(spec, fds):
+    _prctl(4, 1, 0, 0, 0)  # the program may inspect itself (/proc/self/fd), as in a fresh process
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     os.setsid()
     for i, fd in enumerate(fds[:3]):
         os.dup2(fd, i)

@@ -70,6 +70,10 @@ HOSTILE: dict[str, tuple[Problem, str]] = {
     "shell_rm": (STDIN, "import os\nos.system('rm -rf {sentinel_dir}')\nprint(os.path.exists('{sentinel_dir}'))"),
     "read_samples": (STDIN, "print(open('{samples}/lcb_v6.jsonl').read()[:100])"),
     "symlink_for_cleanup": (STDIN, "import os\nos.symlink('{sentinel_dir}', 'link')\nprint(41)"),
+    "signal_pid1": (STDIN, "import os, signal, time\nfor s in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):\n"
+                           "    os.kill(1, s)\ntime.sleep(0.3)\nprint(41)"),
+    "ptrace_pid1": (STDIN, "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+                           "rc = libc.ptrace(16, 1, 0, 0)\nprint('attached' if rc == 0 else ctypes.get_errno())"),
     "read_env_key": (STDIN, "import os\nprint(os.environ.get('OPENAI_API_KEY', 'none'))"),
     "read_parent_environ": (STDIN, "import os\nprint(open(f'/proc/{{os.getppid()}}/environ').read())"),
     "scan_all_environ": (STDIN, "import os\nfor p in os.listdir('/proc'):\n    try:\n"
@@ -131,7 +135,11 @@ EXPECT: dict[str, tuple[str, ...]] = {
     "delete_sentinel": ("FileNotFoundError",), "rmtree_sentinel_dir": ("FileNotFoundError",),
     "chmod_sentinel": ("FileNotFoundError",), "shell_rm": ("got 'False'",), "symlink_for_cleanup": ("got '41'",),
     "read_samples": ("FileNotFoundError",),
-    "read_env_key": ("got 'none'",), "read_parent_environ": ("got ''", "got 'PATH=/usr/local/bin:/usr/bin:/bin"),  # pid 1's: bwrap's (empty) or the zygote's (the sandbox's own)
+    "signal_pid1": ("got '41'",),  # pid 1 (bwrap's or the zygote) ignores them; checked alive below
+    # the zygote: EPERM (not dumpable). bwrap's own reaper (per-run) can be attached, which only stalls
+    # this program's sandbox until the deadline: it holds nothing
+    "ptrace_pid1": ("got '1'", "timed out"),
+    "read_env_key": ("got 'none'",), "read_parent_environ": ("got ''", "Permission denied: '/proc/1/environ'"),  # bwrap's pid 1: empty; the zygote: not dumpable
     "scan_all_environ": ("HOME=/tmp/w",),  # only the sandbox's own environment is there to read
     "connect_listener": ("ConnectionRefusedError",), "udp_to_listener": ("got '41'",),  # its own loopback
     "connect_internet": ("Network is unreachable",), "kill_parent": ("ProcessLookupError",),
