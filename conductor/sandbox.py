@@ -197,6 +197,12 @@ def _run_pooled(job: Job, iso: Isolation, start: float) -> RunResult:
         spec = {"files": [*job.files, "main.py"], "args": list(job.args), "env": env_for_program(),
                 "limits": rlimit_pairs(job.limits, job.limits.nproc + 1)}  # + 1: the zygote counts too
         zygote.start(spec, theirs)
+    except OSError as exc:  # the zygote could not start (or died before taking the program)
+        zygote.close()
+        POOL.fail(f"{type(exc).__name__}: {exc}")
+        for fd in mine:
+            os.close(fd)
+        return _run_full(job, iso, start)
     except BaseException:
         zygote.close()
         raise
@@ -206,11 +212,15 @@ def _run_pooled(job: Job, iso: Isolation, start: float) -> RunResult:
     with open(out_r, "rb", buffering=0) as out_f, open(err_r, "rb", buffering=0) as err_f:
         out, err, timed_out, capped = _pump((out_f, err_f), lambda: False, job.limits, start + job.limits.wall_s)
     outcome = zygote.finish(kill=timed_out or capped)
-    if outcome.returncode is None:
-        if not (timed_out or capped):
-            return RunResult(returncode=None, error="sandbox zygote stopped answering", isolation=iso.level,
-                             wall_s=time.monotonic() - start)
-    elif not outcome.retired:
+    if outcome.returncode is None and not (timed_out or capped):
+        # the zygote died under the program (programs cannot signal or trace it; the OOM killer can):
+        # run it again on its own. A zygote that dies before serving anything means zygotes do not
+        # work on this machine.
+        if zygote.served == 0:
+            POOL.fail("a new zygote stopped answering")
+        return _run_full(job, iso, time.monotonic())
+    zygote.served += 1
+    if outcome.returncode is not None and not outcome.retired:
         POOL.give(zygote)
     return RunResult(
         returncode=None if timed_out else outcome.returncode,
@@ -238,7 +248,7 @@ def _run_weak(job: Job, iso: Isolation, start: float) -> RunResult:
 
 
 def pooled() -> bool:
-    return SandboxSettings().launcher == "pooled"
+    return SandboxSettings().launcher == "pooled" and not POOL.broken
 
 
 def run(job: Job, iso: Isolation | None = None) -> RunResult:

@@ -20,6 +20,7 @@ replaced. See docs/sandbox.md.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import queue
 import socket
@@ -29,6 +30,8 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 
 from conductor.sandbox_launch import Isolation, Limits, bwrap_argv
+
+log = logging.getLogger(__name__)
 
 # Runs as pid 1 inside the sandbox; argv[1] is the control socket's fd. Only plain modules before the fork.
 _SERVER = r'''
@@ -163,6 +166,7 @@ class Zygote:
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.ctl = parent
         self.disk_mb = disk_mb  # the size of its /tmp, fixed when bwrap mounts it
+        self.served = 0
         try:
             argv = bwrap_argv(iso, Limits(disk_mb=disk_mb), {}, ())
             argv.insert(argv.index("--unshare-all") + 1, "--as-pid-1")  # the server is pid 1: out of reach
@@ -237,6 +241,15 @@ class ZygotePool:
     def __init__(self) -> None:
         self._idle: dict[int, list[Zygote]] = {}
         self._lock = threading.Lock()
+        self.broken = ""  # why zygotes cannot be used here: then every program gets its own bwrap
+
+    def fail(self, why: str) -> None:
+        """Zygotes do not work on this machine: fall back to one bwrap per program, said once."""
+        with self._lock:
+            if self.broken:
+                return
+            self.broken = why
+        log.warning("sandbox: pooled launcher unavailable (%s); one bwrap per program from now on", why)
 
     def take(self, iso: Isolation, disk_mb: int) -> Zygote:
         with self._lock:

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from conductor import sandbox_launch
+from conductor import sandbox, sandbox_launch
 from conductor.sandbox import Job, Limits, SandboxUnavailable, isolation, run, run_many
 from conductor.sandbox_launch import Isolation, weak_isolation
 
@@ -133,3 +133,15 @@ def test_programs_never_meet(launcher: str, monkeypatch: pytest.MonkeyPatch) -> 
     second = run(Job(code=look, limits=FAST))
     # /tmp/w with main.py only; no litter; itself and pid 1 (bwrap's reaper or the zygote) only
     assert second.stdout == "['w'] ['main.py'] [] 2\n", second
+
+
+def test_pooled_launcher_falls_back_to_per_run_when_zygotes_fail(monkeypatch: pytest.MonkeyPatch) -> None:
+    from conductor import sandbox_zygote
+
+    pool = sandbox_zygote.ZygotePool()
+    monkeypatch.setattr(sandbox, "POOL", pool)
+    monkeypatch.setattr(sandbox_zygote, "_SERVER", "import sys; sys.exit(3)")  # a zygote that dies at once
+    monkeypatch.setenv("CONDUCTOR_SANDBOX_LAUNCHER", "pooled")
+    first = run(Job(code="print(5)", limits=FAST))
+    assert first.ok and first.stdout == "5\n" and pool.broken  # ran through per-run bwrap instead
+    assert not sandbox.pooled()
