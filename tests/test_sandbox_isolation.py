@@ -274,3 +274,24 @@ def test_sigkill_of_the_verifier_leaves_no_sandboxed_process(tmp_path: Path, lau
         time.sleep(0.05)
     assert _alive(procs) == set()
     assert list(tmp_path.iterdir()) == []  # the program's files lived in memfds and its tmpfs
+
+
+@pytest.mark.parametrize("mode", ["strict", "weak"])
+def test_where_namespaces_are_refused_strict_refuses_and_weak_says_so(mode: str) -> None:
+    """A real machine without user namespaces: a user namespace of ours in which no further one may
+    be made (user.max_user_namespaces = 0). strict must refuse in one line; weak runs, labelled."""
+    script = ("from conductor.sandbox import Job, SandboxUnavailable, run\n"
+              "try:\n    r = run(Job(code='print(6 * 7)'))\n    print('RAN', r.isolation, r.stdout.strip())\n"
+              "except SandboxUnavailable as e:\n    print('REFUSED', str(e))\n")
+    shell = f"echo 0 > /proc/sys/user/max_user_namespaces && exec {sys.executable} -c \"$0\""
+    done = subprocess.run(["unshare", "--user", "--map-root-user", "sh", "-c", shell, script], cwd=REPO_ROOT,
+                          env={**os.environ, "CONDUCTOR_SANDBOX_ISOLATION": mode}, capture_output=True, text=True,
+                          timeout=120)
+    lines = done.stdout.strip().splitlines()
+    assert done.returncode == 0 and len(lines) == 1, (done.stdout, done.stderr)
+    if mode == "strict":
+        assert lines[0].startswith("REFUSED sandbox: full isolation unavailable (")
+        assert "CONDUCTOR_SANDBOX_ISOLATION=weak" in lines[0]
+    else:
+        assert lines[0] == "RAN weak 42"
+        assert "WEAK isolation" in done.stderr  # the once-per-process warning
