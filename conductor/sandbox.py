@@ -79,13 +79,15 @@ class RunResult(BaseModel):
 
 @dataclass(frozen=True)
 class Job:
-    """One program to run: `code` becomes main.py; `files` are written beside it."""
+    """One program to run: `code` becomes main.py; `files` are written beside it; `packages` are
+    site-packages directories mounted read-only onto its path (BigCodeBench, see `site_packages`)."""
 
     code: str
     stdin: str = ""
     args: tuple[str, ...] = ()
     files: dict[str, str] = field(default_factory=dict)
     limits: Limits = field(default_factory=Limits)
+    packages: tuple[str, ...] = ()
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
@@ -172,7 +174,7 @@ def _run_full(job: Job, iso: Isolation, start: float) -> RunResult:
         for name, text in {**job.files, "main.py": job.code}.items():
             fds[name] = _memfd(name, text.encode("utf-8"))
         stdin = _memfd("stdin", job.stdin.encode("utf-8"))
-        argv = bwrap_argv(iso, job.limits, fds, job.args)
+        argv = bwrap_argv(iso, job.limits, fds, job.args, job.packages)
         # bwrap gets an empty environment: its pid 1 inside would otherwise show ours in /proc/1/environ
         proc = subprocess.Popen(argv, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={},
                                 cwd="/", start_new_session=True, pass_fds=tuple(fds.values()))
@@ -185,7 +187,7 @@ def _run_full(job: Job, iso: Isolation, start: float) -> RunResult:
 
 def _run_pooled(job: Job, iso: Isolation, start: float) -> RunResult:
     """Through a zygote (conductor.sandbox_zygote): same isolation, no bwrap or interpreter start."""
-    zygote = POOL.take(iso, job.limits.disk_mb)
+    zygote = POOL.take(iso, job.limits.disk_mb, job.packages)
     mine: list[int] = []
     theirs: list[int] = []
     try:
@@ -195,6 +197,7 @@ def _run_pooled(job: Job, iso: Isolation, start: float) -> RunResult:
         theirs += [_memfd("stdin", job.stdin.encode("utf-8")), out_w, err_w]
         theirs += [_memfd(name, text.encode("utf-8")) for name, text in {**job.files, "main.py": job.code}.items()]
         spec = {"files": [*job.files, "main.py"], "args": list(job.args), "env": env_for_program(),
+                "packages": list(job.packages),
                 "limits": rlimit_pairs(job.limits, job.limits.nproc + 1)}  # + 1: the zygote counts too
         zygote.start(spec, theirs)
     except OSError as exc:  # the zygote could not start (or died before taking the program)

@@ -15,6 +15,7 @@ import math
 import os
 import resource
 import shutil
+import stat
 import subprocess
 import sys
 import threading
@@ -101,6 +102,7 @@ import resource as r, runpy, sys
 for k, v in ({limits}):
     r.setrlimit(k, (v, v))
 sys.argv = sys.argv[1:]
+sys.path[1:1] = {packages}
 runpy.run_path(sys.argv[0], run_name="__main__")
 """
 
@@ -115,9 +117,34 @@ def rlimit_pairs(limits: Limits, nproc: int | None) -> list[tuple[int, int]]:
     return pairs
 
 
-def _boot(limits: Limits) -> str:
+def _boot(limits: Limits, packages: tuple[str, ...] = ()) -> str:
     pairs = rlimit_pairs(limits, limits.nproc)
-    return _BOOT.format(limits=", ".join(f"({k}, {v})" for k, v in pairs) + ",")
+    return _BOOT.format(limits=", ".join(f"({k}, {v})" for k, v in pairs) + ",", packages=list(packages))
+
+
+# Our distribution's top-level packages (pyproject: packages.find include): hidden wherever a
+# site-packages directory is mounted into the sandbox.
+PROJECT_PACKAGES = ("conductor", "warehouse", "tasks", "flows")
+
+
+def _reachable(path: str, uid: int | None) -> bool:
+    """Can the launch uid (another user than us when we are root) read `path`?"""
+    if uid is None:
+        return os.access(path, os.R_OK | os.X_OK)
+    real = os.path.realpath(path)
+    parts = [real, *(os.path.dirname(real[:i]) or "/" for i in range(len(real), 0, -1) if real[i - 1] == "/")]
+    try:
+        return all(os.stat(p).st_mode & stat.S_IXOTH for p in parts) and bool(os.stat(real).st_mode & stat.S_IROTH)
+    except OSError:
+        return False
+
+
+def site_packages(iso: Isolation) -> tuple[str, ...]:
+    """Our interpreter's site-packages the sandbox can mount (for BigCodeBench's numpy, pandas, ...).
+    Empty when the launch uid cannot read them (e.g. a venv under /root): stdlib only then."""
+    import site
+
+    return tuple(p for p in site.getsitepackages() if os.path.isdir(p) and _reachable(p, iso.launch_uid))
 
 
 def env_for_program() -> dict[str, str]:
@@ -126,9 +153,11 @@ def env_for_program() -> dict[str, str]:
             "PYTHONIOENCODING": "utf-8", "PYTHONHASHSEED": "0"}
 
 
-def bwrap_argv(iso: Isolation, limits: Limits, files: dict[str, int], args: tuple[str, ...]) -> list[str]:
+def bwrap_argv(iso: Isolation, limits: Limits, files: dict[str, int], args: tuple[str, ...],
+               packages: tuple[str, ...] = ()) -> list[str]:
     """argv of one full-isolation run. `files` maps names in the work dir to inherited fds (memfds):
-    bwrap copies them in, so no host directory ever holds the program."""
+    bwrap copies them in, so no host directory ever holds the program. `packages`: site-packages
+    directories mounted read-only and put on its path (BigCodeBench), our own packages hidden."""
     assert iso.bwrap is not None
     argv: list[str] = []
     if iso.launch_uid is not None:
@@ -144,6 +173,11 @@ def bwrap_argv(iso: Isolation, limits: Limits, files: dict[str, int], args: tupl
             argv += ["--ro-bind", top, top]
     for path in iso.binds:
         argv += ["--ro-bind", path, path]
+    for path in packages:
+        argv += ["--ro-bind", path, path]
+        for ours in PROJECT_PACKAGES:  # a non-editable install would carry the samples in there
+            if os.path.isdir(os.path.join(path, ours)):
+                argv += ["--tmpfs", os.path.join(path, ours)]
     argv += ["--proc", "/proc", "--dev", "/dev", "--size", str(1 << 20), "--tmpfs", "/dev/shm",
              "--remount-ro", "/dev", "--size", str(limits.disk_mb << 20), "--tmpfs", "/tmp",
              "--dir", WORKDIR]
@@ -152,7 +186,7 @@ def bwrap_argv(iso: Isolation, limits: Limits, files: dict[str, int], args: tupl
     argv += ["--remount-ro", "/", "--chdir", WORKDIR, "--clearenv"]
     for key, value in env_for_program().items():
         argv += ["--setenv", key, value]
-    return [*argv, "--", iso.python, "-E", "-s", "-B", "-c", _boot(limits), "main.py", *args]
+    return [*argv, "--", iso.python, "-E", "-s", "-B", "-c", _boot(limits, packages), "main.py", *args]
 
 
 def weak_preexec(limits: Limits) -> Callable[[], None]:
@@ -299,5 +333,5 @@ def bwrap_version(iso: Isolation) -> str:
 
 
 __all__ = ["LAUNCH_UID", "SANDBOX_UID", "WORKDIR", "Isolation", "IsolationMode", "Limits", "SandboxSettings",
-           "SandboxUnavailable", "bwrap_argv", "bwrap_version", "env_for_program", "isolation", "probe_full", "rlimit_pairs",
+           "SandboxUnavailable", "bwrap_argv", "bwrap_version", "env_for_program", "isolation", "probe_full", "rlimit_pairs", "site_packages",
            "weak_isolation", "weak_preexec"]

@@ -93,6 +93,7 @@ def child(spec, fds):
                                   errors="backslashreplace")
     sys.argv = ["main.py", *spec["args"]]
     sys.path[0] = "/tmp/w"
+    sys.path[1:1] = spec["packages"]
     importlib.invalidate_caches()
     code = 0
     try:
@@ -162,13 +163,13 @@ class Outcome:
 class Zygote:
     """One long-lived sandbox; runs one program at a time."""
 
-    def __init__(self, iso: Isolation, disk_mb: int) -> None:
+    def __init__(self, iso: Isolation, disk_mb: int, packages: tuple[str, ...] = ()) -> None:
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.ctl = parent
-        self.disk_mb = disk_mb  # the size of its /tmp, fixed when bwrap mounts it
+        self.key = (disk_mb, packages)  # its /tmp size and mounts, fixed when bwrap starts
         self.served = 0
         try:
-            argv = bwrap_argv(iso, Limits(disk_mb=disk_mb), {}, ())
+            argv = bwrap_argv(iso, Limits(disk_mb=disk_mb), {}, (), packages)
             argv.insert(argv.index("--unshare-all") + 1, "--as-pid-1")  # the server is pid 1: out of reach
             py = argv.index(iso.python, argv.index("--clearenv"))
             argv = [*argv[:py], iso.python, "-E", "-s", "-B", "-c", _SERVER, str(child.fileno())]
@@ -235,11 +236,11 @@ def _spawn(argv: list[str], fd: int) -> subprocess.Popen[bytes]:
 
 
 class ZygotePool:
-    """Idle zygotes (by /tmp size), handed out one per running program; grown on demand (one per
+    """Idle zygotes (by /tmp size and mounted packages), handed out one per running program; grown on demand (one per
     concurrent program at most), never shared by two programs at once."""
 
     def __init__(self) -> None:
-        self._idle: dict[int, list[Zygote]] = {}
+        self._idle: dict[tuple[int, tuple[str, ...]], list[Zygote]] = {}
         self._lock = threading.Lock()
         self.broken = ""  # why zygotes cannot be used here: then every program gets its own bwrap
 
@@ -251,20 +252,20 @@ class ZygotePool:
             self.broken = why
         log.warning("sandbox: pooled launcher unavailable (%s); one bwrap per program from now on", why)
 
-    def take(self, iso: Isolation, disk_mb: int) -> Zygote:
+    def take(self, iso: Isolation, disk_mb: int, packages: tuple[str, ...] = ()) -> Zygote:
         with self._lock:
-            idle = self._idle.setdefault(disk_mb, [])
+            idle = self._idle.setdefault((disk_mb, packages), [])
             while idle:
                 z = idle.pop()
                 if z.alive():
                     return z
                 z.close()
-        return Zygote(iso, disk_mb)
+        return Zygote(iso, disk_mb, packages)
 
     def give(self, z: Zygote) -> None:
         if z.alive():
             with self._lock:
-                self._idle.setdefault(z.disk_mb, []).append(z)
+                self._idle.setdefault(z.key, []).append(z)
 
     def close(self) -> None:
         with self._lock:

@@ -171,3 +171,30 @@ def test_timeouts_are_not_cached(monkeypatch: pytest.MonkeyPatch) -> None:
     assert "timed out" in verify(STDIN, slow, code_limits=quick).reason
     assert "timed out" in verify(STDIN, slow, code_limits=quick).reason
     assert len(calls) == 2  # both ran: a timeout may be the machine's load, not the program
+
+
+NUMPY_BCB = Problem(id="bn", source="bigcodebench", domain="code", question="sum", meta={"test": (
+    "import unittest\nimport numpy as np\n\nclass TestCases(unittest.TestCase):\n"
+    "    def test_sum(self):\n        self.assertEqual(task_func(np.arange(5)), 10)\n")})
+
+
+@pytest.mark.parametrize("launcher", ["pooled", "per-run"])
+def test_bigcodebench_tasks_get_their_packages_and_still_no_project_file(
+        launcher: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from conductor.config import REPO_ROOT
+    from conductor.verify import code_tests
+
+    monkeypatch.setenv("CONDUCTOR_SANDBOX_LAUNCHER", launcher)
+    code_tests.CACHE.clear()
+    ok = verify(NUMPY_BCB, fence("import numpy as np\ndef task_func(a):\n    return int(np.sum(a))"),
+                code_limits=Limits(wall_s=20.0, memory_mb=2048))
+    assert ok.correct and ok.isolation == "full", ok
+    sample = REPO_ROOT / "conductor" / "data" / "samples" / "lcb_v6.jsonl"
+    peek = ("import conductor, os\ndef task_func(a):\n"
+            f"    return open({str(sample)!r}).read()[:5]\n")
+    hidden = verify(NUMPY_BCB, fence(peek), code_limits=Limits(wall_s=20.0, memory_mb=2048))
+    # our own packages are hidden in the mounted site-packages: not importable, no samples
+    assert not hidden.correct and ("ModuleNotFoundError" in hidden.reason or "FileNotFoundError" in hidden.reason)
+    # an LCB program gets the standard library only
+    lcb = Problem(id="n", source="lcb", domain="code", question="q", tests=[TestCase(input="", output="1")])
+    assert "ModuleNotFoundError" in verify(lcb, fence("import numpy\nprint(1)"), code_limits=FAST).reason

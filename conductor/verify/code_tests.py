@@ -21,6 +21,7 @@ from typing import Any
 
 from conductor.data.schema import Problem, TestCase
 from conductor.sandbox import Isolation, Job, Limits, RunResult, isolation, run
+from conductor.sandbox_launch import site_packages
 from conductor.verify.extract import strip_think
 from conductor.verify.harness import BCB_HARNESS, CALL_HARNESS, LCB_IMPORTS
 from conductor.verify.verdict import Verdict
@@ -147,7 +148,11 @@ def _both_numbers(a: Any, b: Any) -> bool:
 
 
 def run_bcb_test(code: str, test_module: str, limits: Limits, iso: Isolation | None = None) -> str | None:
-    result = run(Job(code=BCB_HARNESS, files={"solution.py": code, "bcb_test.py": test_module}, limits=limits), iso)
+    """BigCodeBench tasks import numpy, pandas, ...: our site-packages are mounted read-only."""
+    iso = iso or isolation()
+    packages = site_packages(iso) if iso.level == "full" else ()
+    result = run(Job(code=BCB_HARNESS, files={"solution.py": code, "bcb_test.py": test_module}, limits=limits,
+                     packages=packages), iso)
     if (why := _failure(result)) is not None:
         return why
     try:
