@@ -37,6 +37,7 @@ from conductor.sandbox_launch import (
     bwrap_argv,
     env_for_program,
     isolation,
+    package_dirs,
     rlimit_pairs,
     weak_preexec,
 )
@@ -197,7 +198,7 @@ def _run_pooled(job: Job, iso: Isolation, start: float) -> RunResult:
         theirs += [_memfd("stdin", job.stdin.encode("utf-8")), out_w, err_w]
         theirs += [_memfd(name, text.encode("utf-8")) for name, text in {**job.files, "main.py": job.code}.items()]
         spec = {"files": [*job.files, "main.py"], "args": list(job.args), "env": env_for_program(),
-                "packages": list(job.packages),
+                "packages": package_dirs(job.packages),
                 "limits": rlimit_pairs(job.limits, job.limits.nproc + 1)}  # + 1: the zygote counts too
         zygote.start(spec, theirs)
     except OSError as exc:  # the zygote could not start (or died before taking the program)

@@ -119,7 +119,7 @@ def rlimit_pairs(limits: Limits, nproc: int | None) -> list[tuple[int, int]]:
 
 def _boot(limits: Limits, packages: tuple[str, ...] = ()) -> str:
     pairs = rlimit_pairs(limits, limits.nproc)
-    return _BOOT.format(limits=", ".join(f"({k}, {v})" for k, v in pairs) + ",", packages=list(packages))
+    return _BOOT.format(limits=", ".join(f"({k}, {v})" for k, v in pairs) + ",", packages=package_dirs(packages))
 
 
 # Our distribution's top-level packages (pyproject: packages.find include): hidden wherever a
@@ -137,6 +137,12 @@ def _reachable(path: str, uid: int | None) -> bool:
         return all(os.stat(p).st_mode & stat.S_IXOTH for p in parts) and bool(os.stat(real).st_mode & stat.S_IROTH)
     except OSError:
         return False
+
+
+def package_dirs(packages: tuple[str, ...]) -> list[str]:
+    """Where `packages` appear inside the sandbox: under the read-only root, never under its /tmp
+    (a host path under /tmp would sit in the program's writable tmpfs)."""
+    return [f"/site/{i}" for i in range(len(packages))]
 
 
 def site_packages(iso: Isolation) -> tuple[str, ...]:
@@ -173,11 +179,11 @@ def bwrap_argv(iso: Isolation, limits: Limits, files: dict[str, int], args: tupl
             argv += ["--ro-bind", top, top]
     for path in iso.binds:
         argv += ["--ro-bind", path, path]
-    for path in packages:
-        argv += ["--ro-bind", path, path]
+    for path, dest in zip(packages, package_dirs(packages), strict=True):
+        argv += ["--ro-bind", path, dest]
         for ours in PROJECT_PACKAGES:  # a non-editable install would carry the samples in there
             if os.path.isdir(os.path.join(path, ours)):
-                argv += ["--tmpfs", os.path.join(path, ours)]
+                argv += ["--tmpfs", f"{dest}/{ours}"]
     argv += ["--proc", "/proc", "--dev", "/dev", "--size", str(1 << 20), "--tmpfs", "/dev/shm",
              "--remount-ro", "/dev", "--size", str(limits.disk_mb << 20), "--tmpfs", "/tmp",
              "--dir", WORKDIR]
@@ -333,5 +339,5 @@ def bwrap_version(iso: Isolation) -> str:
 
 
 __all__ = ["LAUNCH_UID", "SANDBOX_UID", "WORKDIR", "Isolation", "IsolationMode", "Limits", "SandboxSettings",
-           "SandboxUnavailable", "bwrap_argv", "bwrap_version", "env_for_program", "isolation", "probe_full", "rlimit_pairs", "site_packages",
+           "SandboxUnavailable", "bwrap_argv", "bwrap_version", "env_for_program", "isolation", "package_dirs", "probe_full", "rlimit_pairs", "site_packages",
            "weak_isolation", "weak_preexec"]
