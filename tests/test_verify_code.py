@@ -124,3 +124,77 @@ async def test_averify_runs_code_off_the_event_loop() -> None:
     tick.cancel()
     assert all(v.correct for v in verdicts)
     assert ticks >= elapsed / 0.01 * 0.5  # the loop kept running while the programs ran
+
+
+def _counting(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    from conductor.verify import code_tests
+
+    calls: list[int] = []
+    real = code_tests.run
+
+    def counted(*args: object, **kwargs: object) -> object:
+        calls.append(1)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(code_tests, "run", counted)
+    code_tests.CACHE.clear()
+    return calls
+
+
+def test_verdict_cache_hit_skips_the_sandbox(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = _counting(monkeypatch)
+    right = fence("a, b = map(float, input().split())\nr = a + b\nprint(int(r) if r == int(r) else r)")
+    first = verify(STDIN, right, code_limits=FAST)
+    assert first.correct and first.isolation == "full" and len(calls) == 2  # one sandboxed run per test
+    again = verify(STDIN, right, code_limits=FAST)
+    assert again == first and len(calls) == 2  # served from the cache
+    renamed = STDIN.model_copy(update={"id": "other", "question": "same tests, other words"})
+    assert verify(renamed, right, code_limits=FAST) == first and len(calls) == 2
+
+
+def test_verdict_cache_misses_on_another_program_or_other_tests(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = _counting(monkeypatch)
+    code = "a, b = map(float, input().split())\nr = a + b\nprint(int(r) if r == int(r) else r)"
+    right = fence(code)
+    assert verify(STDIN, right, code_limits=FAST).correct and len(calls) == 2
+    assert verify(STDIN, fence(code + "\n# edited"), code_limits=FAST).correct
+    assert len(calls) == 4  # the edited program ran again
+    harder = STDIN.model_copy(update={"tests": [TestCase(input="1 2\n", output="4\n")]})
+    assert not verify(harder, right, code_limits=FAST).correct and len(calls) == 5
+    assert verify(STDIN, right, code_limits=Limits(wall_s=3.0, memory_mb=512)).correct and len(calls) == 7
+
+
+def test_timeouts_are_not_cached(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = _counting(monkeypatch)
+    slow = fence("import time\ntime.sleep(30)")
+    quick = Limits(wall_s=0.5, memory_mb=256)
+    assert "timed out" in verify(STDIN, slow, code_limits=quick).reason
+    assert "timed out" in verify(STDIN, slow, code_limits=quick).reason
+    assert len(calls) == 2  # both ran: a timeout may be the machine's load, not the program
+
+
+NUMPY_BCB = Problem(id="bn", source="bigcodebench", domain="code", question="sum", meta={"test": (
+    "import unittest\nimport numpy as np\n\nclass TestCases(unittest.TestCase):\n"
+    "    def test_sum(self):\n        self.assertEqual(task_func(np.arange(5)), 10)\n")})
+
+
+@pytest.mark.parametrize("launcher", ["pooled", "per-run"])
+def test_bigcodebench_tasks_get_their_packages_and_still_no_project_file(
+        launcher: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from conductor.config import REPO_ROOT
+    from conductor.verify import code_tests
+
+    monkeypatch.setenv("CONDUCTOR_SANDBOX_LAUNCHER", launcher)
+    code_tests.CACHE.clear()
+    ok = verify(NUMPY_BCB, fence("import numpy as np\ndef task_func(a):\n    return int(np.sum(a))"),
+                code_limits=Limits(wall_s=20.0, memory_mb=2048))
+    assert ok.correct and ok.isolation == "full", ok
+    sample = REPO_ROOT / "conductor" / "data" / "samples" / "lcb_v6.jsonl"
+    peek = ("import conductor, os\ndef task_func(a):\n"
+            f"    return open({str(sample)!r}).read()[:5]\n")
+    hidden = verify(NUMPY_BCB, fence(peek), code_limits=Limits(wall_s=20.0, memory_mb=2048))
+    # our own packages are hidden in the mounted site-packages: not importable, no samples
+    assert not hidden.correct and ("ModuleNotFoundError" in hidden.reason or "FileNotFoundError" in hidden.reason)
+    # an LCB program gets the standard library only
+    lcb = Problem(id="n", source="lcb", domain="code", question="q", tests=[TestCase(input="", output="1")])
+    assert "ModuleNotFoundError" in verify(lcb, fence("import numpy\nprint(1)"), code_limits=FAST).reason

@@ -4,22 +4,75 @@ LiveCodeBench semantics: stdin/stdout tests compare output line by line after st
 differ as text may still match as lists of decimals; call-based tests (`meta["func_name"]`) call
 `Solution().<func>(*args)` with one JSON arg per input line and compare JSON values; the first failing
 test stops the run. BigCodeBench: its `meta["test"]` unittest module runs against the solution.
+
+Verdicts are cached in-process by a hash of (tests, program, limits, isolation): the simulated pool
+writes few distinct programs per problem and training grades thousands of answers. A verdict in
+which a test timed out or the sandbox failed is not cached (it may depend on the machine's load).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import threading
+from collections import OrderedDict
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from conductor.data.schema import Problem, TestCase
-from conductor.sandbox import Job, Limits, RunResult, run
+from conductor.sandbox import Isolation, Job, Limits, RunResult, isolation, run
+from conductor.sandbox_launch import site_packages
 from conductor.verify.extract import strip_think
 from conductor.verify.harness import BCB_HARNESS, CALL_HARNESS, LCB_IMPORTS
 from conductor.verify.verdict import Verdict
 
 DEFAULT_LIMITS = Limits(wall_s=6.0, memory_mb=1024)
 BCB_LIMITS = Limits(wall_s=60.0, memory_mb=4096, nproc=64)
+CACHE_SIZE = 4096  # verdicts kept; a few KB each
+
+
+class VerdictCache:
+    """A bounded LRU of code verdicts, shared by the verifier's threads."""
+
+    def __init__(self, maxsize: int = CACHE_SIZE) -> None:
+        self.maxsize = maxsize
+        self._data: OrderedDict[str, Verdict] = OrderedDict()
+        self._lock = threading.Lock()
+        self.hits = self.misses = 0
+
+    def get(self, key: str) -> Verdict | None:
+        with self._lock:
+            verdict = self._data.get(key)
+            if verdict is None:
+                self.misses += 1
+                return None
+            self._data.move_to_end(key)
+            self.hits += 1
+            return verdict
+
+    def put(self, key: str, verdict: Verdict) -> None:
+        with self._lock:
+            self._data[key] = verdict
+            self._data.move_to_end(key)
+            while len(self._data) > self.maxsize:
+                self._data.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._data.clear()
+            self.hits = self.misses = 0
+
+
+CACHE = VerdictCache()
+
+
+def cache_key(problem: Problem, code: str, limits: Limits | None, iso: Isolation) -> str:
+    """What decides a verdict: the tests (not the problem's id or wording), the program, the limits
+    and the isolation it runs under."""
+    tests = [[t.input, t.output, t.testtype] for t in problem.tests or []]
+    material = json.dumps([tests, problem.meta.get("func_name"), problem.meta.get("test"), code,
+                           limits.model_dump() if limits else None, iso.level], sort_keys=True, default=str)
+    return hashlib.sha256(material.encode()).hexdigest()
 
 
 def extract_code(text: str) -> str | None:
@@ -64,9 +117,9 @@ def _failure(result: RunResult) -> str | None:
     return result.describe()
 
 
-def run_stdin_test(code: str, test: TestCase, limits: Limits) -> str | None:
+def run_stdin_test(code: str, test: TestCase, limits: Limits, iso: Isolation | None = None) -> str | None:
     """None when the test passes, else why it failed."""
-    result = run(Job(code=LCB_IMPORTS + code, stdin=test.input, limits=limits))
+    result = run(Job(code=LCB_IMPORTS + code, stdin=test.input, limits=limits), iso)
     if (why := _failure(result)) is not None:
         return why
     if not stdout_matches(result.stdout, test.output):
@@ -74,9 +127,10 @@ def run_stdin_test(code: str, test: TestCase, limits: Limits) -> str | None:
     return None
 
 
-def run_call_test(code: str, func_name: str, test: TestCase, limits: Limits) -> str | None:
+def run_call_test(code: str, func_name: str, test: TestCase, limits: Limits,
+                  iso: Isolation | None = None) -> str | None:
     harness = CALL_HARNESS.replace("FUNC_NAME", repr(func_name))
-    result = run(Job(code=harness, stdin=test.input, files={"solution.py": LCB_IMPORTS + code}, limits=limits))
+    result = run(Job(code=harness, stdin=test.input, files={"solution.py": LCB_IMPORTS + code}, limits=limits), iso)
     if (why := _failure(result)) is not None:
         return why
     try:
@@ -93,8 +147,12 @@ def _both_numbers(a: Any, b: Any) -> bool:
     return all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (a, b))
 
 
-def run_bcb_test(code: str, test_module: str, limits: Limits) -> str | None:
-    result = run(Job(code=BCB_HARNESS, files={"solution.py": code, "bcb_test.py": test_module}, limits=limits))
+def run_bcb_test(code: str, test_module: str, limits: Limits, iso: Isolation | None = None) -> str | None:
+    """BigCodeBench tasks import numpy, pandas, ...: our site-packages are mounted read-only."""
+    iso = iso or isolation()
+    packages = site_packages(iso) if iso.level == "full" else ()
+    result = run(Job(code=BCB_HARNESS, files={"solution.py": code, "bcb_test.py": test_module}, limits=limits,
+                     packages=packages), iso)
     if (why := _failure(result)) is not None:
         return why
     try:
@@ -111,27 +169,40 @@ def run_bcb_test(code: str, test_module: str, limits: Limits) -> str | None:
 
 
 def verify_code(problem: Problem, answer_text: str, limits: Limits | None = None) -> Verdict:
+    """Run the problem's tests on the answer's program (or reuse the verdict of an identical run).
+    Raises `SandboxUnavailable` under strict isolation where full isolation is impossible."""
     code = extract_code(answer_text)
     if code is None:
         return Verdict(correct=False, extracted=None, reason="no fenced code block", method="sandbox")
+    iso = isolation()
+    key = cache_key(problem, code, limits, iso)
+    if (hit := CACHE.get(key)) is not None:
+        return hit
+    verdict = _run_tests(problem, code, limits, iso)
+    if verdict.correct or not any(w in verdict.reason for w in ("timed out", "sandbox error")):
+        CACHE.put(key, verdict)
+    return verdict
+
+
+def _run_tests(problem: Problem, code: str, limits: Limits | None, iso: Isolation) -> Verdict:
+    def verdict(correct: bool, reason: str, method: str = "sandbox") -> Verdict:
+        return Verdict(correct=correct, extracted=code, reason=reason, method=method, isolation=iso.level)
+
     if "test" in problem.meta and isinstance(problem.meta["test"], str):
-        why = run_bcb_test(code, problem.meta["test"], limits or BCB_LIMITS)
-        return Verdict(correct=why is None, extracted=code, reason=why or "all tests passed",
-                       method="sandbox-unittest")
+        why = run_bcb_test(code, problem.meta["test"], limits or BCB_LIMITS, iso)
+        return verdict(why is None, why or "all tests passed", "sandbox-unittest")
     tests = problem.tests or []
     if not tests:
-        return Verdict(correct=False, extracted=code, reason="problem has no tests", method="sandbox")
+        return verdict(False, "problem has no tests")
     limits = limits or DEFAULT_LIMITS
     func_name = problem.meta.get("func_name") or None
     for i, test in enumerate(tests):
         if test.testtype == "functional" or func_name:
             if not func_name:
-                return Verdict(correct=False, extracted=code, reason="functional test without func_name",
-                               method="sandbox")
-            why = run_call_test(code, func_name, test, limits)
+                return verdict(False, "functional test without func_name")
+            why = run_call_test(code, func_name, test, limits, iso)
         else:
-            why = run_stdin_test(code, test, limits)
+            why = run_stdin_test(code, test, limits, iso)
         if why is not None:
-            return Verdict(correct=False, extracted=code, reason=f"test {i + 1}/{len(tests)}: {why}",
-                           method="sandbox")
-    return Verdict(correct=True, extracted=code, reason=f"all {len(tests)} tests passed", method="sandbox")
+            return verdict(False, f"test {i + 1}/{len(tests)}: {why}")
+    return verdict(True, f"all {len(tests)} tests passed")

@@ -13,3 +13,5 @@ class Verdict(BaseModel):
     reason: str = ""
     method: str = ""  # e.g. "math-verify", "choice-letter", "sandbox", "llm-judge"
     judge: str | None = None  # the worker that judged, when an LLM judge was consulted
+    # code verdicts: the sandbox isolation the tests ran under ("full" or "weak"); None elsewhere
+    isolation: str | None = None
