@@ -24,7 +24,7 @@ from benchmarks.report import write_section  # noqa: E402
 from conductor.config import ExecutionConfig  # noqa: E402
 from conductor.data.schema import Problem  # noqa: E402
 from conductor.executor import execute  # noqa: E402
-from conductor.workers.base import WorkerSpec  # noqa: E402
+from conductor.types import WorkerSpec  # noqa: E402
 from conductor.workers.pool import Pool  # noqa: E402
 from conductor.workers.registry import BuildContext  # noqa: E402
 from conductor.workflow import ALL, Workflow  # noqa: E402

@@ -5,15 +5,19 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pyarrow as pa
 import typer
 
 from conductor.cli.common import console
+from conductor.config import Settings
+from conductor.planners import SHAPES
+from warehouse.output import print_table
 
 
 def run(
-    profile: str = typer.Option("local", help="local (offline: samples, simulated pool) or production."),
+    profile: str = typer.Option("local", help=Settings.model_fields["profile"].description),
     pool_file: Path = typer.Option(None, "--pool", help="Pool YAML file (default: the profile's pool)."),
-    shape: str = typer.Option("fanout", help="Workflow shape of the stand-in planner: single, chain, verify, fanout."),
+    shape: str = typer.Option("fanout", help=f"Workflow shape of the stand-in planner: {', '.join(SHAPES)}."),
     limit: int = typer.Option(0, help="Solve at most N problems per evaluation set (0: all)."),
     db: Path = typer.Option(None, help="Warehouse file (default: $CONDUCTOR_HOME/warehouse.duckdb)."),
 ) -> None:
@@ -23,19 +27,24 @@ def run(
     is unset); the summary also lands in the Prefect UI as the `run-summary` artifact.
     """
     _ensure_prefect_home()
-    from conductor.cli.solve import summary_table
+    from conductor.cli.common import user_errors
+    from conductor.config import load_settings
+    from conductor.methods import Method
+    from conductor.planners import TemplatePlanner
+    from conductor.workers.pool import PoolError
     from flows.run import run_flow
 
-    summaries = run_flow(profile=profile, pool_file=str(pool_file) if pool_file else None, shape=shape,  # type: ignore[arg-type]
-                         limit_per_source=limit, db_path=str(db) if db else None)
-    console.print(summary_table(summaries, f"conductor-run ({profile} profile)"))
-    from conductor.config import load_settings
-
-    where = db or load_settings().warehouse_path
+    settings = load_settings(profile=profile)
+    with user_errors(PoolError, ValueError):
+        method = Method(TemplatePlanner(shape), pool_file or settings.pool_file, settings.execution)  # type: ignore[arg-type]
+    summary = run_flow(method=method, profile=profile, limit_per_source=limit, db_path=str(db) if db else None,
+                       seed=settings.seed)
+    print_table(console, pa.Table.from_pylist(summary))
+    where = db or settings.warehouse_path
     console.print(
         f"Traces are in the warehouse {where}. Try:\n"
-        f"  conductor sql --db {where} \"SELECT * FROM v_leaderboard\"\n"
-        f"  conductor sql --db {where} \"SELECT * FROM v_accuracy_by_worker_domain ORDER BY accuracy DESC\"",
+        f"  conductor sql \"SELECT * FROM v_leaderboard\"\n"
+        f"  conductor sql \"SELECT * FROM v_accuracy_by_worker_domain ORDER BY accuracy DESC\"",
         soft_wrap=True,
     )
 

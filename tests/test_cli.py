@@ -75,6 +75,6 @@ def test_solve_prints_a_summary_and_writes_traces(tmp_path):
     out = tmp_path / "traces.jsonl"
     result = runner.invoke(app, ["solve", "--pool", POOL, "--limit", "4", "--shape", "verify", "--out", str(out)])
     assert result.exit_code == 0, result.output
-    assert "summary" in result.output and "all" in result.output
+    assert "template-verify@local-simulated (simulated pool" in result.output and "all" in result.output
     rows = [json.loads(l) for l in out.read_text().splitlines()]
     assert len(rows) == 4 and all(len(r["steps"]) == 2 for r in rows)

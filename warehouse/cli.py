@@ -14,6 +14,7 @@ import typer
 from conductor.cli.common import UserError, console, err_console, fail, user_errors
 from conductor.config import Settings
 from warehouse import migrations
+from warehouse.sql import quote
 from warehouse.output import print_table, render_csv, render_json
 from warehouse.staging import ingest_staged, pending
 from warehouse.store import TraceStore
@@ -154,7 +155,7 @@ def export(
             raise UserError(f"{parquet} is not empty")
         store = open_for_reading(db)
         try:
-            store.con.execute(f"EXPORT DATABASE '{_sql_str(parquet)}' (FORMAT parquet, COMPRESSION zstd)")
+            store.con.execute(f"EXPORT DATABASE {quote(str(parquet))} (FORMAT parquet, COMPRESSION zstd)")
         finally:
             store.close()
     files = sorted(p.name for p in parquet.glob("*.parquet"))
@@ -178,10 +179,6 @@ def ingest(
                 if watch is None:
                     break
                 time.sleep(watch)
-
-
-def _sql_str(path: Path) -> str:
-    return str(path).replace("'", "''")
 
 
 def register(app: typer.Typer) -> None:

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict
 
 from conductor.data.lcb import decode_private_tests, to_test_cases
 from conductor.data.schema import Domain, Problem
-from conductor.verify.extract import last_boxed
+from conductor.answers import last_boxed
 
 Role = Literal["train", "eval"]
 RowFn = Callable[[dict[str, Any], "SourceSpec"], Problem]

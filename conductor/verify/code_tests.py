@@ -14,7 +14,7 @@ from typing import Any
 
 from conductor.data.schema import Problem, TestCase
 from conductor.sandbox import Job, Limits, RunResult, run
-from conductor.verify.extract import strip_think
+from conductor.answers import strip_think
 from conductor.verify.harness import BCB_HARNESS, CALL_HARNESS, LCB_IMPORTS
 from conductor.verify.verdict import Verdict
 

@@ -12,10 +12,11 @@ from collections.abc import Awaitable, Callable
 from pydantic import BaseModel, ConfigDict, Field
 
 from conductor.data.schema import Problem
-from conductor.verify.extract import final_answer
+from conductor.answers import final_answer
 from conductor.verify.math_answers import equivalent, parse_gold, too_big
 from conductor.verify.verdict import Verdict
-from conductor.workers.base import Message, Worker, WorkerError
+from conductor.types import Message
+from conductor.workers.base import Worker, WorkerError
 
 # (problem, reference answer, candidate answer) -> True/False, or None when the judge could not decide
 Judge = Callable[[Problem, str, str], Awaitable[bool | None]]
@@ -33,12 +34,10 @@ Same meaning (YES/NO)?"""
 
 
 class JudgeConfig(BaseModel):
-    """The optional LLM judge for free-form answers; off by default."""
+    """Settings of the optional LLM judge for free-form answers (used only when a Judge is given)."""
 
     model_config = ConfigDict(frozen=True)
 
-    enabled: bool = False
-    worker_id: str | None = None  # which pool worker judges (None: the caller picks)
     max_tokens: int = Field(default=8, gt=0)
     timeout_s: float = Field(default=60.0, gt=0)
 
@@ -54,7 +53,7 @@ def normalise_text(text: str) -> str:
 
 def worker_judge(worker: Worker, config: JudgeConfig | None = None) -> Judge:
     """A Judge that asks `worker`. Worker errors and unclear replies give None (undecided)."""
-    config = config or JudgeConfig(enabled=True)
+    config = config or JudgeConfig()
 
     async def judge(problem: Problem, reference: str, candidate: str) -> bool | None:
         prompt = JUDGE_PROMPT.format(question=problem.question[:4000], reference=reference, candidate=candidate)

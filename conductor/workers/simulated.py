@@ -35,7 +35,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from conductor.data.schema import DOMAINS, Problem
 from conductor.prompts import split_step_message
-from conductor.workers.base import Completion, Message, WorkerError, WorkerSpec
+from conductor.types import Message, Usage, WorkerSpec
+from conductor.workers.base import Completion, WorkerError
 from conductor.workers.registry import BuildContext, register_provider
 
 REFINE_WORDS = re.compile(
@@ -201,9 +202,7 @@ class SimulatedWorker:
         cost = self.spec.prices.cost(input_tokens, needed) if self.spec.prices else None
         return Completion(
             text=text,
-            input_tokens=input_tokens,
-            output_tokens=needed,
-            cost_usd=cost,
+            usage=Usage(input_tokens=input_tokens, output_tokens=needed, cost_usd=cost),
             model=self.spec.model or self.spec.id,
             finish_reason=finish,
         )
