@@ -156,3 +156,17 @@ def test_prompt_messages_are_plain_values():
     assert Message(role="user", content="x") == Message(role="user", content="x")
     assert Pool([WorkerSpec(id="c", provider="conductor")], {}).is_conductor(0)
     assert Prices(input=1, output=2).cost(1_000_000, 0) == 1.0
+
+
+async def test_a_bug_outside_any_call_still_leaves_one_trace_per_question():
+    class ReturnsNothing:
+        name = "buggy"
+
+        async def plan(self, messages, offered):
+            return None  # not a Completion: plan_and_run itself fails on it
+
+    tasks = [Task.adhoc(f"q{i}") for i in range(3)]
+    traces = await solve_many(tasks, pool_of(ScriptedWorker(spec("a"))), ReturnsNothing(), verifier=None)
+    assert [t.problem_id for t in traces] == [t.id for t in tasks]
+    assert all(t.parse_status == "internal_error" and "AttributeError" in t.parse_error and t.reward == 0.0
+               for t in traces)
