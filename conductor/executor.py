@@ -187,17 +187,8 @@ class _Run:
             self.task.question, self.pool.specs, prior, max_steps=self.config.max_steps
         )
         child = await plan_and_run(
-            self.task,
-            self.pool,
-            self.planner,
-            config=self.config,
-            messages=messages,
-            budget=self.budget,
-            depth=depth + 1,
-            parent_trace_id=self.trace.trace_id,
-            run_id=self.trace.run_id,
-            allow_empty=True,
-            rng=self.rng,
+            self.task, self.pool, self.planner, config=self.config, messages=messages, run_id=self.trace.run_id,
+            rng=self.rng, within=Round(self.budget, depth + 1, self.trace.trace_id),
         )
         record.child = child
         if child.parse_status != "ok":
@@ -266,6 +257,25 @@ def _new_trace(task: Task, pool: Pool, **fields: object) -> Trace:
     return Trace(problem_id=task.id, source=task.source, domain=task.domain, pool=pool.ids, **fields)  # type: ignore[arg-type]
 
 
+@dataclass
+class Round:
+    """Where a planning round sits in its question: the budget every round shares, its depth,
+    the round that asked for it. A question's first round is `Round()`; a recursion step makes
+    the next one (which may keep the last answer with three empty lists)."""
+
+    budget: Budget | None = None
+    depth: int = 0
+    parent_trace_id: str | None = None
+
+    @property
+    def allow_empty(self) -> bool:
+        return self.depth > 0
+
+    def funded(self, config: ExecutionConfig) -> Round:
+        return self if self.budget is not None else Round(Budget(config.max_usd_per_question), self.depth,
+                                                          self.parent_trace_id)
+
+
 async def run_plan(
     text: str,
     task: Task,
@@ -275,30 +285,29 @@ async def run_plan(
     config: ExecutionConfig | None = None,
     messages: list[Message] | None = None,
     conductor_call: CallRecord | None = None,
-    budget: Budget | None = None,
-    depth: int = 0,
-    parent_trace_id: str | None = None,
     run_id: str | None = None,
-    allow_empty: bool = False,
     rng: random.Random | None = None,
+    within: Round | None = None,
 ) -> Trace:
     """Parse a Conductor's output `text` and run its workflow over `pool`: what a GRPO reward
     function and a server call with a completion in hand. `messages` is the prompt the text
-    answered, kept for the record; `planner` answers recursion steps (none: a recursion step
-    fails). An unparseable text is a Trace with `parse_status` set and no steps (reward 0),
-    never an exception."""
+    answered and `conductor_call` the call that wrote it, kept for the record; `planner`
+    answers recursion steps (none: a recursion step fails). An unparseable text is a Trace with
+    `parse_status` set and no steps (reward 0), never an exception."""
     config = config or ExecutionConfig()
-    budget = budget or Budget(max_usd=config.max_usd_per_question)
+    within = (within or Round()).funded(config)
     t0 = time.perf_counter()
     trace = _new_trace(task, pool, conductor_prompt=messages or [], conductor_output=text,
-                       conductor_call=conductor_call, depth=depth, parent_trace_id=parent_trace_id, run_id=run_id)
-    result = parse(text, pool.ids, max_steps=config.max_steps, allow_empty=allow_empty)
+                       conductor_call=conductor_call, depth=within.depth, parent_trace_id=within.parent_trace_id,
+                       run_id=run_id)
+    result = parse(text, pool.ids, max_steps=config.max_steps, allow_empty=within.allow_empty)
     if isinstance(result, ParseError):
         trace.parse_status, trace.parse_error = result.reason.value, result.detail
     elif result.is_empty:
         trace.workflow = result
     else:
-        trace = await execute(result, task, pool, planner=planner, config=config, budget=budget, trace=trace, rng=rng)
+        trace = await execute(result, task, pool, planner=planner, config=config, budget=within.budget, trace=trace,
+                              rng=rng)
     total_usage(trace, time.perf_counter() - t0)
     return trace
 
@@ -311,18 +320,15 @@ async def plan_and_run(
     config: ExecutionConfig | None = None,
     messages: list[Message] | None = None,
     examples: bool = True,
-    budget: Budget | None = None,
-    depth: int = 0,
-    parent_trace_id: str | None = None,
     run_id: str | None = None,
-    allow_empty: bool = False,
     rng: random.Random | None = None,
+    within: Round | None = None,
 ) -> Trace:
     """Ask `planner` for a workflow (the Conductor prompt over `pool`, unless `messages` are
     given), then `run_plan` it. The planner call has a timeout like every other call; a planner
     that fails, crashes or times out is a Trace with `parse_status="planner_error"`."""
     config = config or ExecutionConfig()
-    budget = budget or Budget(max_usd=config.max_usd_per_question)
+    within = (within or Round()).funded(config)
     if messages is None:
         messages = conductor_messages(task.question, pool.specs, examples=examples, max_steps=config.max_steps)
     t0 = time.perf_counter()
@@ -332,17 +338,17 @@ async def plan_and_run(
     except Exception as exc:  # noqa: BLE001 - a planner failure is recorded, like a worker's
         call.error = f"timed out after {config.planner_timeout_s:g}s" if isinstance(exc, TimeoutError) else _failure(exc)
         call.usage = Usage(cost_usd=0.0, latency_s=time.perf_counter() - t0)
-        trace = _new_trace(task, pool, conductor_prompt=messages, conductor_call=call, depth=depth,
-                           parent_trace_id=parent_trace_id, run_id=run_id)
+        trace = _new_trace(task, pool, conductor_prompt=messages, conductor_call=call, depth=within.depth,
+                           parent_trace_id=within.parent_trace_id, run_id=run_id)
         trace.parse_status, trace.parse_error = "planner_error", call.error
         total_usage(trace, time.perf_counter() - t0)
         return trace
     _fill(call, completion)
     if not call.usage.latency_s:
         call.usage.latency_s = time.perf_counter() - t0
-    budget.charge(call.usage.cost_usd, "the Conductor")
+    assert within.budget is not None
+    within.budget.charge(call.usage.cost_usd, "the Conductor")
     trace = await run_plan(completion.text, task, pool, planner=planner, config=config, messages=messages,
-                           conductor_call=call, budget=budget, depth=depth, parent_trace_id=parent_trace_id,
-                           run_id=run_id, allow_empty=allow_empty, rng=rng)
+                           conductor_call=call, run_id=run_id, rng=rng, within=within)
     trace.wall_s = time.perf_counter() - t0
     return trace
