@@ -1,5 +1,7 @@
 """The main job on a profile (`make run`): curate the data (cached), solve every evaluation set
-with a Method, and record the run, its problems and traces in the warehouse. The summary comes
+with a Method, and record the run, its problems and traces (in batches, as questions finish)
+in the warehouse. A run that fails is marked `failed` with its error, one stopped by Ctrl-C
+`cancelled`; a run whose process died is marked `abandoned` by the next run. The summary comes
 from the warehouse's `v_run_summary` view (accuracy and cost are computed there, once) and is
 published as a Prefect table artifact.
 
@@ -8,6 +10,9 @@ training and promotion flows will put the registered model in its place."""
 
 from __future__ import annotations
 
+import asyncio
+import os
+import socket
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -21,9 +26,8 @@ from conductor.data.schema import Problem
 from conductor.methods import Method
 from conductor.trace import new_id
 from flows.curation import curation_flow
-from tasks.records import record_problems, record_run, run_summary
+from tasks.records import abandon_dead_runs, record_problems, record_run, run_summary
 from tasks.solve import solve_problems
-from tasks.traces import record_traces
 from warehouse.records import Run
 
 
@@ -45,18 +49,20 @@ def run_flow(method: Method, profile: str = "local", limit_per_source: int = 0, 
     manifest = curation_flow(out=str(curated_dir), profile=profile)
     problems = _eval_problems(curated_dir, manifest.files, limit_per_source)
     run_id = new_id()
+    abandon_dead_runs(db_path)
     run = Run(run_id=run_id, kind="eval", method=method.name, simulated=method.simulated,
-              started_at=datetime.now(UTC),
+              started_at=datetime.now(UTC), host=socket.gethostname(), pid=os.getpid(),
               params={"profile": profile, "pool_file": str(method.pool_file), "limit_per_source": limit_per_source,
                       "seed": seed, "problems": len(problems), "execution": method.execution.model_dump()})
     record_run(run, db_path)
     record_problems(problems, db_path)
     try:
-        traces = solve_problems(problems, method, run_id, seed=seed)
-        record_traces(traces, db_path)
+        solve_problems(problems, method, run_id, seed=seed, db_path=db_path)
     except BaseException as exc:
-        record_run(run.model_copy(update={"status": "failed", "finished_at": datetime.now(UTC),
-                                          "notes": f"{type(exc).__name__}: {exc}"[:2000]}), db_path)
+        # Ctrl-C arrives as KeyboardInterrupt in the flow, CancelledError in its event loop.
+        status = "cancelled" if isinstance(exc, (KeyboardInterrupt, asyncio.CancelledError)) else "failed"
+        record_run.fn(run.model_copy(update={"status": status, "finished_at": datetime.now(UTC),
+                                             "notes": f"{type(exc).__name__}: {exc}"[:2000]}), db_path)
         raise
     record_run(run.model_copy(update={"status": "finished", "finished_at": datetime.now(UTC)}), db_path)
     summary = run_summary(run_id, db_path)

@@ -30,3 +30,10 @@ def run_summary(run_id: str, db_path: str | None = None) -> list[dict[str, Any]]
     """The run's rows of `v_run_summary` (the warehouse computes accuracy and cost, once)."""
     with TraceStore(warehouse_file(db_path)) as store:
         return store.run_summary(run_id)
+
+
+@task(name="abandon-dead-runs", retries=3, retry_delay_seconds=[1, 5, 20], cache_policy=NO_CACHE)
+def abandon_dead_runs(db_path: str | None = None) -> list[str]:
+    """Mark `abandoned` the runs of this host whose process is gone (a killed earlier run)."""
+    with TraceStore(warehouse_file(db_path)) as store:
+        return store.abandon_dead_runs()

@@ -1,4 +1,5 @@
-"""Solving as a Prefect task: a thin wrapper over `conductor.solve.solve_many`."""
+"""Solving as a Prefect task: a thin wrapper over `conductor.solve.solve_many` that hands
+traces to the warehouse in batches as questions finish, so a run that dies keeps what it did."""
 
 from __future__ import annotations
 
@@ -13,16 +14,45 @@ from conductor.solve import solve_many
 from conductor.trace import Trace
 from conductor.types import Task
 from conductor.workers.registry import BuildContext
+from tasks.traces import record_traces
 
 
-async def _solve(problems: list[Problem], method: Method, run_id: str, seed: int) -> list[Trace]:
+class TraceBatches:
+    """Collects finished traces and records every `size` of them (direct or staged, as
+    `record_traces` decides); `flush` records the rest."""
+
+    def __init__(self, db_path: str | None, size: int) -> None:
+        self.db_path, self.size = db_path, size
+        self.pending: list[Trace] = []
+        self.recorded = 0
+
+    def add(self, trace: Trace) -> None:
+        self.pending.append(trace)
+        if len(self.pending) >= self.size:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.pending:
+            record_traces.fn(self.pending, self.db_path)
+            self.recorded += len(self.pending)
+            self.pending = []
+
+
+async def _solve(problems: list[Problem], method: Method, run_id: str, seed: int, sink: TraceBatches) -> list[Trace]:
     async with method.open_pool(BuildContext(problems=problems)) as pool:
-        return await solve_many([Task.of(p) for p in problems], pool, method.planner, config=method.execution,
-                                run_id=run_id, seed=seed)
+        try:
+            return await solve_many([Task.of(p) for p in problems], pool, method.planner, config=method.execution,
+                                    run_id=run_id, seed=seed, on_done=sink.add)
+        finally:
+            sink.flush()  # what finished before a failure or a Ctrl-C is kept
 
 
 # No task retries: every worker call already retries, and a rerun of the whole task would pay
 # for every call again. NO_CACHE: a solve is an experiment, not a pure function of its inputs.
 @task(name="solve-problems", cache_policy=NO_CACHE, task_run_name="solve-{run_id}")
-def solve_problems(problems: list[Problem], method: Method, run_id: str, seed: int = 0) -> list[Trace]:
-    return asyncio.run(_solve(problems, method, run_id, seed))
+def solve_problems(problems: list[Problem], method: Method, run_id: str, seed: int = 0, db_path: str | None = None,
+                   batch_size: int = 50) -> int:
+    """Solve every problem, recording traces in batches of `batch_size`; returns how many."""
+    sink = TraceBatches(db_path, batch_size)
+    asyncio.run(_solve(problems, method, run_id, seed, sink))
+    return sink.recorded

@@ -24,6 +24,7 @@ MIGRATIONS: list[str] = [
     "m004_unparsed_counts_as_wrong",
     "m005_call_reasoning_tokens",
     "m006_trace_usage_simulated_runs",
+    "m007_finished_runs_only",
 ]
 LATEST = len(MIGRATIONS)  # the schema version: how many migrations this code knows
 

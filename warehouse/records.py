@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import socket
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import date, datetime, timezone
@@ -24,7 +26,9 @@ class Run(BaseModel):
     kind: str = "other"  # train | eval | ask | curate | other
     method: str | None = None
     simulated: bool | None = None  # the pool had a simulated worker
-    status: str = "running"
+    status: str = "running"  # running | finished | failed | cancelled | abandoned
+    host: str | None = None  # where its process runs: with pid, how a dead run is found
+    pid: int | None = None
     started_at: datetime | None = None
     finished_at: datetime | None = None
     params: dict[str, Any] = Field(default_factory=dict)
@@ -104,6 +108,16 @@ class Promotion(BaseModel):
     metrics: dict[str, Any] = Field(default_factory=dict)
 
 
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: alive
+        return True
+    return True
+
+
 _MEMBERS = pa.schema([("dataset_id", pa.string()), ("problem_id", pa.string()), ("position", pa.int32())])
 
 
@@ -130,6 +144,23 @@ class RecordsMixin:
     def write_runs(self, runs: Iterable[Run]) -> int:
         rows = [r.model_dump() | {"params": _json(r.params)} for r in runs]
         return self._upsert("runs", ["run_id"], rows)
+
+    def abandon_dead_runs(self, host: str | None = None) -> list[str]:
+        """Mark `abandoned` every run still `running` on this host whose process is gone (killed,
+        crashed); returns their ids. Runs on other hosts cannot be checked from here."""
+        host = host or socket.gethostname()
+        running = self.con.execute(
+            "SELECT run_id, pid FROM runs WHERE status = 'running' AND host = ? AND pid IS NOT NULL", [host]
+        ).fetchall()
+        dead = [run_id for run_id, pid in running if not _alive(pid)]
+        if dead:
+            with self._lock, transaction(self.con) as con:
+                con.execute(
+                    "UPDATE runs SET status = 'abandoned', finished_at = now(),"
+                    " notes = coalesce(notes || '; ', '') || 'its process ' || pid || ' was gone'"
+                    " WHERE run_id IN (SELECT unnest(?::VARCHAR[]))", [dead]
+                )
+        return dead
 
     def write_problems(self, problems: Iterable[Problem]) -> int:
         """Store problems (upserted by id)."""

@@ -1,0 +1,90 @@
+"""A run's life in the warehouse: traces written as questions finish, failed and cancelled runs
+marked with their error, a run whose process died marked abandoned, and views that count
+finished runs only."""
+
+from __future__ import annotations
+
+import os
+import random
+import socket
+import subprocess
+import sys
+
+import pytest
+
+from conductor.methods import Method
+from conductor.planners import TemplatePlanner
+from tasks.solve import TraceBatches
+from tests.factories import make_trace
+from warehouse import Run, TraceStore
+
+
+def _dead_pid() -> int:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid  # reaped: no process has it (pids are not reused this fast)
+
+
+def test_a_run_whose_process_is_gone_is_abandoned_and_left_out_of_the_views(tmp_path):
+    host = socket.gethostname()
+    with TraceStore(tmp_path / "w.duckdb") as store:
+        store.write_runs([
+            Run(run_id="dead", status="running", host=host, pid=_dead_pid(), method="m"),
+            Run(run_id="alive", status="running", host=host, pid=os.getpid(), method="m"),
+            Run(run_id="elsewhere", status="running", host="another-host", pid=_dead_pid(), method="m"),
+            Run(run_id="done", status="finished", method="m"),
+        ])
+        rng = random.Random(3)
+        store.write_traces([make_trace(rng, run_id=r, parse_error=False) for r in ("dead", "alive", "done", None)])
+        assert store.abandon_dead_runs() == ["dead"]
+        status = {r["run_id"]: r["status"] for r in store.query("SELECT run_id, status FROM runs").to_pylist()}
+        assert status == {"dead": "abandoned", "alive": "running", "elsewhere": "running", "done": "finished"}
+        counted = store.query("SELECT run_id FROM v_questions ORDER BY run_id NULLS LAST").column(0).to_pylist()
+        assert counted == ["done", None]  # a trace with no run row still counts
+        per_worker_runs = store.query("SELECT sum(questions) FROM v_accuracy_by_worker_domain").column(0)[0].as_py()
+        assert per_worker_runs == store.query(
+            "SELECT count(*) FROM (SELECT DISTINCT c.root_trace_id, c.worker_id FROM calls c JOIN traces t"
+            " ON t.trace_id = c.root_trace_id WHERE c.role = 'worker' AND (t.run_id = 'done' OR t.run_id IS NULL))"
+        ).column(0)[0].as_py()
+
+
+def test_traces_are_recorded_in_batches_as_they_finish(tmp_path):
+    db = tmp_path / "w.duckdb"
+    sink = TraceBatches(str(db), size=3)
+    rng = random.Random(5)
+    for i in range(7):
+        sink.add(make_trace(rng, run_id="r"))
+        stored = 0
+        if db.exists():
+            with TraceStore(db) as store:
+                stored = store.query("SELECT count(*) FROM traces WHERE depth = 0").column(0)[0].as_py()
+        assert stored == (i + 1) // 3 * 3
+    sink.flush()
+    with TraceStore(db) as store:
+        assert store.query("SELECT count(*) FROM traces WHERE depth = 0").column(0)[0].as_py() == 7
+    assert sink.recorded == 7
+
+
+@pytest.mark.parametrize(("raised", "status"), [(RuntimeError("boom"), "failed"), (KeyboardInterrupt(), "cancelled")])
+def test_a_run_that_stops_is_marked_with_why_and_keeps_finished_traces(prefect_harness, tmp_path, monkeypatch,
+                                                                      raised, status):
+    import conductor.solve
+    import tasks.solve
+    from flows.run import run_flow
+
+    real = conductor.solve.solve_many
+
+    async def stop_after_some(tasks_, pool, planner, **kw):
+        await real(tasks_[:3], pool, planner, **kw)  # three questions finish (and are handed on)...
+        raise raised  # ...then the run stops
+
+    monkeypatch.setattr(tasks.solve, "solve_many", stop_after_some)
+    db = tmp_path / "w.duckdb"
+    with pytest.raises(type(raised)):
+        run_flow.fn(method=Method(TemplatePlanner("single"), "deployments/pools/local.yaml"), limit_per_source=1,
+                    db_path=str(db))
+    with TraceStore(db) as store:
+        [run] = store.query("SELECT status, notes, finished_at FROM runs").to_pylist()
+        assert run["status"] == status and type(raised).__name__ in run["notes"] and run["finished_at"]
+        assert store.query("SELECT count(*) FROM traces").column(0)[0].as_py() == 3
+        assert store.query("SELECT count(*) FROM v_questions").column(0)[0].as_py() == 0  # not finished
