@@ -24,6 +24,7 @@ from conductor.workflow import ALL, Access, Workflow, render
 
 Shape = Literal["single", "chain", "verify", "fanout"]
 SHAPES: tuple[Shape, ...] = get_args(Shape)  # the one list of template shapes (CLI choices, checks)
+DEFAULT_SHAPE: Shape = "fanout"  # three attempts and an aggregator: the stand-in Conductor's default
 
 
 @runtime_checkable
@@ -103,7 +104,7 @@ def worker_indices(offered: Sequence[WorkerSpec]) -> list[int]:
 class TemplatePlanner:
     """Writes one workflow shape over the offered workers (skipping the Conductor itself)."""
 
-    def __init__(self, shape: Shape = "fanout") -> None:
+    def __init__(self, shape: Shape = DEFAULT_SHAPE) -> None:
         if shape not in SHAPES:
             raise ValueError(f"unknown shape {shape!r}; one of {', '.join(SHAPES)}")
         self.shape = shape

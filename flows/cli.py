@@ -10,14 +10,14 @@ import typer
 
 from conductor.cli.common import console
 from conductor.config import Settings
-from conductor.planners import SHAPES
+from conductor.planners import DEFAULT_SHAPE, SHAPES
 from warehouse.output import print_table
 
 
 def run(
     profile: str = typer.Option("local", help=Settings.model_fields["profile"].description),
     pool_file: Path = typer.Option(None, "--pool", help="Pool YAML file (default: the profile's pool)."),
-    shape: str = typer.Option("fanout", help=f"Workflow shape of the stand-in planner: {', '.join(SHAPES)}."),
+    shape: str = typer.Option(DEFAULT_SHAPE, help=f"Workflow shape of the stand-in planner: {', '.join(SHAPES)}."),
     limit: int = typer.Option(0, help="Solve at most N problems per evaluation set (0: all)."),
     db: Path = typer.Option(None, help="Warehouse file (default: $CONDUCTOR_HOME/warehouse.duckdb)."),
 ) -> None:

@@ -14,7 +14,7 @@ from conductor.config import load_settings
 from conductor.data.bank import ProblemFileError, load_problems, sample_problems
 from conductor.config import ExecutionConfig
 from conductor.methods import Method
-from conductor.planners import SHAPES, TemplatePlanner
+from conductor.planners import DEFAULT_SHAPE, SHAPES, TemplatePlanner
 from conductor.solve import GroupSummary, solve_many, summarize
 from conductor.trace import Trace, new_id
 from conductor.types import Task
@@ -40,7 +40,7 @@ def summary_table(summaries: list[GroupSummary], title: str = "summary") -> Tabl
 def solve(
     pool_file: Path = typer.Option(None, "--pool", help="Pool YAML file (default: the profile's pool)."),
     problems_file: Path = typer.Option(None, "--problems", help="Problems as JSON lines (default: the sample set)."),
-    shape: str = typer.Option("fanout", help=f"Workflow shape the stand-in planner writes: {', '.join(SHAPES)}."),
+    shape: str = typer.Option(DEFAULT_SHAPE, help=f"Workflow shape the stand-in planner writes: {', '.join(SHAPES)}."),
     limit: int = typer.Option(0, help="Solve only the first N problems (0: all)."),
     concurrency: int = typer.Option(None, help=ExecutionConfig.model_fields["questions_in_flight"].description),
     out: Path = typer.Option(None, help="Write every trace as JSON lines to this file."),
