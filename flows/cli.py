@@ -14,6 +14,11 @@ from conductor.planners import DEFAULT_SHAPE, SHAPES
 from warehouse.output import print_table
 
 
+# What the terminal shows of v_run_summary (the run and method are said once, above the table).
+SUMMARY_COLUMNS = ("benchmark", "questions", "accuracy", "mean_reward", "parsed", "calls_per_question",
+                   "usd_per_question", "wall_s_per_question")
+
+
 def run(
     profile: str = typer.Option("local", help=Settings.model_fields["profile"].description),
     pool_file: Path = typer.Option(None, "--pool", help="Pool YAML file (default: the profile's pool)."),
@@ -39,7 +44,10 @@ def run(
         method = Method(TemplatePlanner(shape), pool_file or settings.pool_file, settings.execution)  # type: ignore[arg-type]
     summary = run_flow(method=method, profile=profile, limit_per_source=limit, db_path=str(db) if db else None,
                        seed=settings.seed)
-    print_table(console, pa.Table.from_pylist(summary))
+    console.print(f"{method.name}: run {summary[0]['run_id'] if summary else '-'}"
+                  + (" (a simulated pool: an environment, not a benchmark)" if method.simulated else ""))
+    print_table(console, pa.Table.from_pylist([{k: v for k, v in row.items() if k in SUMMARY_COLUMNS}
+                                                for row in summary]))
     where = db or settings.warehouse_path
     console.print(
         f"Traces are in the warehouse {where}. Try:\n"
