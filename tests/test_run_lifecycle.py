@@ -88,3 +88,18 @@ def test_a_run_that_stops_is_marked_with_why_and_keeps_finished_traces(prefect_h
         assert run["status"] == status and type(raised).__name__ in run["notes"] and run["finished_at"]
         assert store.query("SELECT count(*) FROM traces").column(0)[0].as_py() == 3
         assert store.query("SELECT count(*) FROM v_questions").column(0)[0].as_py() == 0  # not finished
+
+
+def test_warehouse_info_marks_dead_runs_abandoned(tmp_path):
+    from typer.testing import CliRunner
+
+    from conductor.cli import app
+
+    db = tmp_path / "w.duckdb"
+    with TraceStore(db) as store:
+        store.write_runs([Run(run_id="killed", status="running", host=socket.gethostname(), pid=_dead_pid())])
+    result = CliRunner().invoke(app, ["warehouse", "info", "--db", str(db)])
+    assert result.exit_code == 0, result.output
+    assert "marked abandoned (their process was gone): killed" in result.output
+    with TraceStore(db) as store:
+        assert store.query("SELECT status FROM runs").column(0).to_pylist() == ["abandoned"]

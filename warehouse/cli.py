@@ -109,8 +109,10 @@ def sql_command(
 
 @wh_app.command("info")
 def info(db: Optional[Path] = typer.Option(None, "--db", help=DB_HELP)) -> None:
-    """Where the warehouse is, its schema version, and how many rows each table holds."""
+    """Where the warehouse is, its schema version, and how many rows each table holds. Runs of
+    this host whose process is gone are marked abandoned first (when no writer holds the file)."""
     with user_errors(duckdb.Error, migrations.SchemaError):
+        abandoned = _abandon_dead_runs(_path(db))
         store = open_for_reading(db)
         try:
             path = store.path
@@ -125,8 +127,20 @@ def info(db: Optional[Path] = typer.Option(None, "--db", help=DB_HELP)) -> None:
             }), max_rows=100)
             views = store.query("SELECT view_name FROM duckdb_views() WHERE NOT internal ORDER BY 1")
             console.print("views: " + ", ".join(views.column(0).to_pylist()))
+            if abandoned:
+                console.print(f"marked abandoned (their process was gone): {', '.join(abandoned)}")
         finally:
             store.close()
+
+
+def _abandon_dead_runs(path: Path) -> list[str]:
+    if not path.exists():
+        return []
+    try:
+        with TraceStore(path) as store:
+            return store.abandon_dead_runs()
+    except duckdb.IOException:  # another process writes the file now: it is not ours to fix
+        return []
 
 
 @wh_app.command("migrate")
