@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
+import signal
+import threading
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pyarrow as pa
@@ -42,8 +48,13 @@ def run(
     settings = load_settings(profile=profile)
     with user_errors(PoolError, ValueError):
         method = Method(TemplatePlanner(shape), pool_file or settings.pool_file, settings.execution)  # type: ignore[arg-type]
-    summary = run_flow(method=method, profile=profile, limit_per_source=limit, db_path=str(db) if db else None,
-                       seed=settings.seed)
+    with _ctrl_c_stops_solving():
+        try:
+            summary = run_flow(method=method, profile=profile, limit_per_source=limit,
+                               db_path=str(db) if db else None, seed=settings.seed)
+        except (KeyboardInterrupt, asyncio.CancelledError):
+            console.print("run cancelled: the questions it finished are recorded; the run is marked cancelled")
+            raise typer.Exit(130) from None
     console.print(f"{method.name}: run {summary[0]['run_id'] if summary else '-'}"
                   + (" (a simulated pool: an environment, not a benchmark)" if method.simulated else ""))
     print_table(console, pa.Table.from_pylist([{k: v for k, v in row.items() if k in SUMMARY_COLUMNS}
@@ -55,6 +66,39 @@ def run(
         f"  conductor sql \"SELECT * FROM v_accuracy_by_worker_domain ORDER BY accuracy DESC\"",
         soft_wrap=True,
     )
+
+
+@contextlib.contextmanager
+def _ctrl_c_stops_solving() -> Iterator[None]:
+    """The first Ctrl-C cancels the solve in progress (it may run in another thread, where a
+    KeyboardInterrupt would never reach it), so the flow records what finished, marks the run
+    cancelled and ends; a second Ctrl-C interrupts at once."""
+    from tasks.solve import stop_solving
+
+    def handler(signum: int, frame: object) -> None:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        if not stop_solving():
+            raise KeyboardInterrupt
+        threading.Thread(target=_exit_if_still_reporting, daemon=True).start()
+
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+# Ctrl-C in a terminal also stops the temporary Prefect server (same process group); Prefect's
+# client then retries its state reports for minutes. The run is marked cancelled in the
+# warehouse within a second of the cancel, so after this grace the process just ends.
+REPORTING_GRACE_S = 5.0
+
+
+def _exit_if_still_reporting() -> None:
+    time.sleep(REPORTING_GRACE_S)
+    console.print("run cancelled: its finished questions are recorded and the run is marked cancelled;"
+                  " the Prefect API is unreachable, so not waiting for it")
+    os._exit(130)
 
 
 def _ensure_prefect_home() -> None:

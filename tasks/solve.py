@@ -4,6 +4,7 @@ traces to the warehouse in batches as questions finish, so a run that dies keeps
 from __future__ import annotations
 
 import asyncio
+import threading
 
 from prefect import task
 from prefect.cache_policies import NO_CACHE
@@ -38,7 +39,33 @@ class TraceBatches:
             self.pending = []
 
 
+# Solves in progress, so that a Ctrl-C handler (in whichever thread receives it) can cancel them.
+_RUNNING: set[tuple[asyncio.AbstractEventLoop, asyncio.Task[object]]] = set()
+_RUNNING_LOCK = threading.Lock()
+
+
+def stop_solving() -> int:
+    """Cancel every solve in progress (thread-safe); each keeps the traces it finished. Returns how many."""
+    with _RUNNING_LOCK:
+        running = list(_RUNNING)
+    for loop, task_ in running:
+        loop.call_soon_threadsafe(task_.cancel)
+    return len(running)
+
+
 async def _solve(problems: list[Problem], method: Method, run_id: str, seed: int, sink: TraceBatches) -> list[Trace]:
+    me = (asyncio.get_running_loop(), asyncio.current_task())
+    with _RUNNING_LOCK:
+        _RUNNING.add(me)  # type: ignore[arg-type]
+    try:
+        return await _solve_all(problems, method, run_id, seed, sink)
+    finally:
+        with _RUNNING_LOCK:
+            _RUNNING.discard(me)  # type: ignore[arg-type]
+
+
+async def _solve_all(problems: list[Problem], method: Method, run_id: str, seed: int,
+                     sink: TraceBatches) -> list[Trace]:
     async with method.open_pool(BuildContext(problems=problems)) as pool:
         try:
             return await solve_many([Task.of(p) for p in problems], pool, method.planner, config=method.execution,

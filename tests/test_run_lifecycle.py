@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import socket
 import subprocess
 import sys
 
 import pytest
+from pathlib import Path
 
 from conductor.methods import Method
 from conductor.planners import TemplatePlanner
@@ -103,3 +105,41 @@ def test_warehouse_info_marks_dead_runs_abandoned(tmp_path):
     assert "marked abandoned (their process was gone): killed" in result.output
     with TraceStore(db) as store:
         assert store.query("SELECT status FROM runs").column(0).to_pylist() == ["abandoned"]
+
+
+def test_stop_solving_cancels_a_solve_in_another_thread_and_keeps_what_finished(tmp_path):
+    """What the first Ctrl-C of `conductor run` does: the solve (which may run in a Prefect
+    worker thread, where no KeyboardInterrupt arrives) is cancelled; finished traces stay."""
+    import asyncio
+    import threading
+    import time
+
+    from conductor.data.bank import sample_problems
+    from tasks.solve import solve_problems, stop_solving
+
+    pool = tmp_path / "slow.yaml"
+    pool.write_text(re.sub(r"latency_ms: \{median: \d+", "latency_ms: {median: 1500",
+                           Path("deployments/pools/local.yaml").read_text()))
+    problems = [p for p in sample_problems() if p.domain != "code"][:30]
+    method = Method(TemplatePlanner("single"), pool)
+    db = tmp_path / "w.duckdb"
+    outcome: list[BaseException] = []
+
+    def solve() -> None:
+        try:
+            solve_problems.fn(problems, method, "r", db_path=str(db), batch_size=1)
+        except BaseException as exc:  # noqa: BLE001 - the test inspects it
+            outcome.append(exc)
+
+    thread = threading.Thread(target=solve)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not db.exists() and time.monotonic() < deadline:  # wait until some questions finished
+        time.sleep(0.2)
+    assert stop_solving() == 1
+    thread.join(timeout=30)
+    assert not thread.is_alive() and outcome and isinstance(outcome[0], asyncio.CancelledError)
+    with TraceStore(db) as store:
+        kept = store.query("SELECT count(*) FROM traces WHERE run_id = 'r'").column(0)[0].as_py()
+    assert 1 <= kept < len(problems)
+    assert stop_solving() == 0  # nothing left running
