@@ -24,7 +24,8 @@ from benchmarks.report import write_section  # noqa: E402
 from conductor.config import ExecutionConfig  # noqa: E402
 from conductor.data.schema import Problem  # noqa: E402
 from conductor.executor import execute  # noqa: E402
-from conductor.workers.base import WorkerSpec  # noqa: E402
+from conductor.types import Task  # noqa: E402
+from conductor.types import WorkerSpec  # noqa: E402
 from conductor.workers.pool import Pool  # noqa: E402
 from conductor.workers.registry import BuildContext  # noqa: E402
 from conductor.workflow import ALL, Workflow  # noqa: E402
@@ -48,7 +49,7 @@ def make_pool(latency_ms: float, problems: list[Problem]) -> Pool:
 
 async def timed(workflow: Workflow, problem: Problem, pool: Pool, cfg: ExecutionConfig) -> float:
     t = time.perf_counter()
-    trace = await execute(workflow, problem, pool, config=cfg)
+    trace = await execute(workflow, Task.of(problem), pool, config=cfg)
     assert all(s.status == "ok" for s in trace.steps), trace.stop_reason
     return time.perf_counter() - t
 
@@ -80,7 +81,7 @@ async def main(args: argparse.Namespace) -> str:
     many_runs = []
     for _ in range(args.repeats):
         t = time.perf_counter()
-        await asyncio.gather(*(execute(fan, p, pool, config=parallel) for p in problems))
+        await asyncio.gather(*(execute(fan, Task.of(p), pool, config=parallel) for p in problems))
         many_runs.append(time.perf_counter() - t)
     many = best(many_runs)
     together = (

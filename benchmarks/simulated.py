@@ -91,7 +91,7 @@ class Runner:
     async def run(self, wf: Workflow, problem: Problem) -> tuple[bool, float]:
         trace = await execute(wf, problem, self.pool)
         self.calls += len(wf)
-        return grade(problem, trace.answer), trace.totals.cost_usd
+        return grade(problem, trace.answer), trace.usage.cost_usd
 
     async def many(self, make: Callable[[Problem], Workflow], problems: Sequence[Problem]) -> tuple[float, float]:
         gate = asyncio.Semaphore(512)

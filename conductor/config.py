@@ -15,28 +15,53 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
 class ExecutionConfig(BaseModel):
-    """Budgets and failure policy of one workflow execution."""
+    """Budgets, limits and failure policy of running workflows: a Method's execution settings.
+    Each field's description is its documentation and the CLI's help."""
 
-    max_steps: int = Field(default=5, ge=1)
-    max_output_tokens: int = Field(default=4096, gt=0)  # per call; the worker's own cap may be lower
-    max_usd_per_question: float | None = Field(default=None, ge=0)
-    timeout_s: float | None = Field(default=None, gt=0)  # per call; None = the worker's timeout_s
-    max_retries: int = Field(default=3, ge=0)
-    backoff_base_s: float = Field(default=0.5, ge=0)
-    backoff_max_s: float = Field(default=30.0, ge=0)
-    on_step_failure: Literal["continue", "stop"] = "continue"
-    max_recursion_depth: int = Field(default=1, ge=0)
-    # The paper runs steps one by one; the DAG schedule gives the same answers with less wait.
-    parallel: bool = True
+    max_steps: int = Field(default=5, ge=1, description="Most steps a workflow may have (the paper uses 5).")
+    max_output_tokens: int = Field(
+        default=4096, gt=0, description="Output tokens per call; a worker's own `max_tokens` may be lower.")
+    max_usd_per_question: float | None = Field(
+        default=None, ge=0,
+        description="Dollar budget per question, recursion rounds included; no new call starts once it is"
+        " spent. A worker with no known price is refused under a budget (its cost could not be counted).")
+    timeout_s: float | None = Field(
+        default=None, gt=0, description="Seconds per call attempt; unset: each worker's own `timeout_s`.")
+    planner_timeout_s: float = Field(
+        default=300.0, gt=0, description="Seconds the planner (the Conductor) may take to write a workflow.")
+    max_retries: int = Field(default=3, ge=0, description="Retries of a call after a 429, a 5xx or a timeout.")
+    backoff_base_s: float = Field(default=0.5, ge=0, description="First retry's backoff ceiling (doubles each retry).")
+    backoff_max_s: float = Field(default=30.0, ge=0, description="Longest wait between retries.")
+    on_step_failure: Literal["continue", "stop"] = Field(
+        default="continue", description="After a failed step: `continue` (later steps see the failure) or `stop`.")
+    max_recursion_depth: int = Field(
+        default=1, ge=0, description="How many times the Conductor may re-plan within one question.")
+    parallel: bool = Field(
+        default=True,
+        description="Start each step as soon as the steps it reads are done; false runs them one by one, as"
+        " the paper does (same answers, longer wait).")
+    questions_in_flight: int = Field(
+        default=16, gt=0, description="Questions solved at once; each worker's own concurrency limit still applies.")
+
+
+def default_home() -> Path:
+    """Where data lives unless CONDUCTOR_HOME says otherwise: a checkout keeps it in its own
+    `.conductor` (where `make run` writes, so `conductor sql` run there finds it); an installed
+    package uses ~/.conductor."""
+    cwd = Path.cwd().resolve()
+    if (REPO_ROOT / "pyproject.toml").is_file() and (cwd == REPO_ROOT or REPO_ROOT in cwd.parents):
+        return REPO_ROOT / ".conductor"
+    return Path.home() / ".conductor"
 
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="CONDUCTOR_", env_nested_delimiter="__", extra="ignore")
 
-    profile: Profile = "local"
-    home: Path = Field(default_factory=lambda: Path.home() / ".conductor")
-    pool_file: Path = REPO_ROOT / "deployments" / "pools" / "local.yaml"
-    seed: int = 0
+    profile: Profile = Field(default="local", description="local (offline: samples, simulated pool) or production.")
+    home: Path = Field(default_factory=default_home, description="Where the warehouse, curated data and caches live.")
+    pool_file: Path = Field(default=REPO_ROOT / "deployments" / "pools" / "local.yaml",
+                            description="Pool YAML file the profile uses.")
+    seed: int = Field(default=0, description="Seed of every random choice of a run (retries' jitter, sampling).")
     execution: ExecutionConfig = Field(default_factory=ExecutionConfig)
 
     @property

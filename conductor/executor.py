@@ -12,85 +12,74 @@ import asyncio
 import random
 import time
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from typing import Protocol
 
 from conductor.config import ExecutionConfig
-from conductor.data.schema import Problem
-from conductor.prompts import PriorStep, recursion_messages, step_message
-from conductor.trace import CallRecord, StepRecord, Totals, Trace
-from conductor.workers.base import Completion, Message
+from conductor.planners import Planner
+from conductor.prompts import PriorStep, conductor_messages, recursion_messages, step_message
+from conductor.trace import CallRecord, StepRecord, Trace, total_usage
+from conductor.types import Message, Task, Usage, WorkerSpec
+from conductor.workers.base import Completion
 from conductor.workers.calling import CallFailed, CallPolicy, call_worker
 from conductor.workers.pool import Pool
+from conductor.workers.pricing import prices_for
 from conductor.workflow import ParseError, Workflow, parse
-
-
-class Planner(Protocol):
-    """The Conductor as the executor sees it: a prompt in, a workflow text out."""
-
-    async def plan(self, messages: list[Message]) -> str | Completion: ...
 
 
 @dataclass
 class Budget:
     """Spending of one question, shared by every recursion round. Calls already in flight
-    finish; once the limit is reached no new call starts."""
+    finish; once the limit is reached no new call starts.
+
+    A call of unknown cost is never free against a dollar limit: with `max_usd` set, a worker
+    with no known price is refused before it is called, and a call that comes back without a
+    cost spends the budget (what it cost cannot be known, so the limit can no longer be kept)."""
 
     max_usd: float | None = None
     spent_usd: float = 0.0
     exhausted: str | None = field(default=None)
 
+    def refuses(self, spec: WorkerSpec) -> str | None:
+        """Why a call to `spec` may not start under this budget, or None."""
+        if self.max_usd is not None and not spec.is_conductor and prices_for(spec) is None:
+            return (f"worker {spec.id!r} has no known price, so a dollar budget of ${self.max_usd:g} per question"
+                    " cannot be kept: give it `prices:` in the pool file, or set no budget")
+        return None
+
     def allows_call(self) -> bool:
         if self.max_usd is not None and self.spent_usd >= self.max_usd:
-            self.exhausted = f"dollar budget of ${self.max_usd:g} per question spent (${self.spent_usd:.4f})"
+            self.exhausted = self.exhausted or (
+                f"dollar budget of ${self.max_usd:g} per question spent (${self.spent_usd:.4f})")
         return self.exhausted is None
 
-    def charge(self, cost: float | None) -> None:
-        self.spent_usd += cost or 0.0
+    def charge(self, cost: float | None, who: str) -> None:
+        if cost is None:
+            if self.max_usd is not None:
+                self.exhausted = f"a call to {who} came back with no cost: the ${self.max_usd:g} budget cannot be kept"
+            return
+        self.spent_usd += cost
 
 
-def _now() -> str:
-    return datetime.now(UTC).isoformat()
-
-
-def _record_call(
-    role: str, worker_id: str, pool: Pool | None, messages: list[Message], t0: float, started: float
-) -> CallRecord:
-    spec = pool.specs[pool.index_of(worker_id)] if pool is not None and worker_id in pool.ids else None
+def _record_call(role: str, spec: WorkerSpec | None, messages: list[Message], started: float) -> CallRecord:
     return CallRecord(
         role=role,  # type: ignore[arg-type]
-        worker_id=worker_id,
+        worker_id=spec.id if spec else "conductor",
         provider=spec.provider if spec else "",
         model=spec.model if spec else "",
         messages=messages,
-        started_at_s=started - t0,
+        started_at_s=started,
     )
 
 
 def _fill(call: CallRecord, completion: Completion) -> CallRecord:
     call.output = completion.text
-    call.input_tokens = completion.input_tokens
-    call.output_tokens = completion.output_tokens
-    call.cached_input_tokens = completion.cached_input_tokens
-    call.reasoning_tokens = completion.reasoning_tokens
-    call.latency_s = completion.latency_s
-    call.cost_usd = completion.cost_usd
-    call.retries = completion.retries
+    call.usage = completion.usage
     if completion.model:
         call.model = completion.model
     return call
 
 
-def totals_of(trace: Trace, wall_s: float) -> Totals:
-    calls = trace.all_calls()
-    return Totals(
-        calls=len(calls),
-        input_tokens=sum(c.input_tokens for c in calls),
-        output_tokens=sum(c.output_tokens for c in calls),
-        cost_usd=sum(c.cost_usd or 0.0 for c in calls),
-        cost_known=all(c.cost_usd is not None for c in calls if c.output is not None),
-        wall_s=wall_s,
-    )
+def _failure(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
 
 
 class _Run:
@@ -99,7 +88,7 @@ class _Run:
     def __init__(
         self,
         workflow: Workflow,
-        problem: Problem,
+        task: Task,
         pool: Pool,
         planner: Planner | None,
         config: ExecutionConfig,
@@ -107,7 +96,7 @@ class _Run:
         trace: Trace,
         rng: random.Random,
     ) -> None:
-        self.workflow, self.problem, self.pool, self.planner = workflow, problem, pool, planner
+        self.workflow, self.task, self.pool, self.planner = workflow, task, pool, planner
         self.config, self.budget, self.trace, self.rng = config, budget, trace, rng
         self.t0 = time.perf_counter()
         self.stopped: str | None = None
@@ -143,10 +132,18 @@ class _Run:
             record.error = self.stopped or f"step {failed[0]} did not succeed"
         elif not self.budget.allows_call():
             record.status, record.error = "budget_exhausted", self.budget.exhausted
-        elif self.pool.is_conductor(step.worker):
-            await self._recurse(record, step.reads)
+        elif refusal := self.budget.refuses(self.pool.specs[step.worker]):
+            record.status, record.error = "budget_exhausted", refusal
         else:
-            await self._call(record, step.reads, worker_id)
+            try:
+                if self.pool.is_conductor(step.worker):
+                    await self._recurse(record, step.reads)
+                else:
+                    await self._call(record, step.reads, worker_id)
+            except Exception as exc:  # noqa: BLE001 - a bug in one adapter or planner fails its step, not the run
+                record.status, record.error = "error", f"unexpected {_failure(exc)}"
+                if record.call is not None and record.call.output is None:
+                    record.call.error = record.error
         record.finished_at_s = time.perf_counter() - self.t0
         self.records[index] = record
         if record.status not in ("ok", "skipped") and self.config.on_step_failure == "stop" and not self.stopped:
@@ -154,9 +151,9 @@ class _Run:
         return record
 
     async def _call(self, record: StepRecord, reads: tuple[int, ...], worker_id: str) -> None:
-        messages = step_message(self.problem.question, self._prior(reads), record.subtask)
+        messages = step_message(self.task.question, self._prior(reads), record.subtask)
         spec = self.pool.specs[self.pool.index_of(worker_id)]
-        call = _record_call("worker", worker_id, self.pool, messages, self.t0, time.perf_counter())
+        call = _record_call("worker", spec, messages, time.perf_counter() - self.t0)
         record.call = call
         try:
             completion = await call_worker(
@@ -169,11 +166,14 @@ class _Run:
                 rng=self.rng,
             )
         except CallFailed as exc:
-            call.error, call.retries, call.latency_s = str(exc), exc.retries, exc.latency_s
+            # A refused or failed request is not billed by the providers we call; a timed-out one
+            # may be, which no API reports, so it is counted at 0 like the rest.
+            call.usage = Usage(cost_usd=0.0, retries=exc.retries, latency_s=exc.latency_s)
+            call.error = str(exc)
             record.status, record.error = "error", str(exc)
             return
         _fill(call, completion)
-        self.budget.charge(completion.cost_usd)
+        self.budget.charge(completion.usage.cost_usd, worker_id)
         record.output = completion.text
 
     async def _recurse(self, record: StepRecord, reads: tuple[int, ...]) -> None:
@@ -184,20 +184,11 @@ class _Run:
             return
         prior = self._prior(reads)
         messages = recursion_messages(
-            self.problem.question, self.pool.specs, prior, max_steps=self.config.max_steps
+            self.task.question, self.pool.specs, prior, max_steps=self.config.max_steps
         )
-        child = await plan_and_execute(
-            self.problem,
-            self.pool,
-            self.planner,
-            config=self.config,
-            messages=messages,
-            budget=self.budget,
-            depth=depth + 1,
-            parent_trace_id=self.trace.trace_id,
-            run_id=self.trace.run_id,
-            allow_empty=True,
-            rng=self.rng,
+        child = await plan_and_run(
+            self.task, self.pool, self.planner, config=self.config, messages=messages, run_id=self.trace.run_id,
+            rng=self.rng, within=Round(self.budget, depth + 1, self.trace.trace_id),
         )
         record.child = child
         if child.parse_status != "ok":
@@ -216,7 +207,7 @@ class _Run:
 
 async def execute(
     workflow: Workflow,
-    problem: Problem,
+    task: Task,
     pool: Pool,
     *,
     planner: Planner | None = None,
@@ -227,19 +218,19 @@ async def execute(
 ) -> Trace:
     """Run every step of `workflow` (indices into `pool` as offered) and return the Trace.
 
-    Never raises for worker failures: a failed call is recorded on its step, and with
+    Never raises for a failed or crashing call: it is recorded on its step, and with
     `on_step_failure="stop"` later steps are skipped and `stop_reason` says why.
     """
     config = config or ExecutionConfig()
     budget = budget or Budget(max_usd=config.max_usd_per_question)
-    trace = trace or Trace(problem_id=problem.id, pool=pool.ids, created_at=_now())
+    trace = trace or _new_trace(task, pool)
     trace.workflow = workflow
     t0 = time.perf_counter()
     if len(workflow) > config.max_steps:
         trace.parse_status, trace.stop_reason = "too_many_steps", f"{len(workflow)} steps > {config.max_steps}"
-        trace.totals = totals_of(trace, 0.0)
+        total_usage(trace, 0.0)
         return trace
-    run = _Run(workflow, problem, pool, planner, config, budget, trace, rng or random.Random())
+    run = _Run(workflow, task, pool, planner, config, budget, trace, rng or random.Random())
     tasks: list[asyncio.Task[StepRecord]] = []
     for step in workflow.steps:
         deps = [tasks[j] for j in step.reads] if config.parallel else tasks[-1:]
@@ -258,72 +249,106 @@ async def execute(
             trace.stop_reason = run.stopped or budget.exhausted or f"final step {last.status}: {last.error}"
         elif budget.exhausted:
             trace.stop_reason = budget.exhausted
-    trace.totals = totals_of(trace, time.perf_counter() - t0)
+    total_usage(trace, time.perf_counter() - t0)
     return trace
 
 
-async def _ask_planner(planner: Planner, messages: list[Message], call: CallRecord) -> str:
-    start = time.perf_counter()
-    result = await planner.plan(messages)
-    if isinstance(result, Completion):
-        _fill(call, result)
-        text = result.text
+def _new_trace(task: Task, pool: Pool, **fields: object) -> Trace:
+    return Trace(problem_id=task.id, source=task.source, domain=task.domain, pool=pool.ids, **fields)  # type: ignore[arg-type]
+
+
+@dataclass
+class Round:
+    """Where a planning round sits in its question: the budget every round shares, its depth,
+    the round that asked for it. A question's first round is `Round()`; a recursion step makes
+    the next one (which may keep the last answer with three empty lists)."""
+
+    budget: Budget | None = None
+    depth: int = 0
+    parent_trace_id: str | None = None
+
+    @property
+    def allow_empty(self) -> bool:
+        return self.depth > 0
+
+    def funded(self, config: ExecutionConfig) -> Round:
+        return self if self.budget is not None else Round(Budget(config.max_usd_per_question), self.depth,
+                                                          self.parent_trace_id)
+
+
+async def run_plan(
+    text: str,
+    task: Task,
+    pool: Pool,
+    *,
+    planner: Planner | None = None,
+    config: ExecutionConfig | None = None,
+    messages: list[Message] | None = None,
+    conductor_call: CallRecord | None = None,
+    run_id: str | None = None,
+    rng: random.Random | None = None,
+    within: Round | None = None,
+) -> Trace:
+    """Parse a Conductor's output `text` and run its workflow over `pool`: what a GRPO reward
+    function and a server call with a completion in hand. `messages` is the prompt the text
+    answered and `conductor_call` the call that wrote it, kept for the record; `planner`
+    answers recursion steps (none: a recursion step fails). An unparseable text is a Trace with
+    `parse_status` set and no steps (reward 0), never an exception."""
+    config = config or ExecutionConfig()
+    within = (within or Round()).funded(config)
+    t0 = time.perf_counter()
+    trace = _new_trace(task, pool, conductor_prompt=messages or [], conductor_output=text,
+                       conductor_call=conductor_call, depth=within.depth, parent_trace_id=within.parent_trace_id,
+                       run_id=run_id)
+    result = parse(text, pool.ids, max_steps=config.max_steps, allow_empty=within.allow_empty)
+    if isinstance(result, ParseError):
+        trace.parse_status, trace.parse_error = result.reason.value, result.detail
+    elif result.is_empty:
+        trace.workflow = result
     else:
-        text = str(result)
-        call.output = text
-    if not call.latency_s:
-        call.latency_s = time.perf_counter() - start
-    return text
+        trace = await execute(result, task, pool, planner=planner, config=config, budget=within.budget, trace=trace,
+                              rng=rng)
+    total_usage(trace, time.perf_counter() - t0)
+    return trace
 
 
-async def plan_and_execute(
-    problem: Problem,
+async def plan_and_run(
+    task: Task,
     pool: Pool,
     planner: Planner,
     *,
     config: ExecutionConfig | None = None,
-    messages: list[Message],
-    budget: Budget | None = None,
-    depth: int = 0,
-    parent_trace_id: str | None = None,
+    messages: list[Message] | None = None,
+    examples: bool = True,
     run_id: str | None = None,
-    allow_empty: bool = False,
     rng: random.Random | None = None,
+    within: Round | None = None,
 ) -> Trace:
-    """Ask the planner for a workflow, parse it, run it. An unparseable plan is a Trace with
-    `parse_status` set and no steps (its reward is 0), never an exception."""
+    """Ask `planner` for a workflow (the Conductor prompt over `pool`, unless `messages` are
+    given), then `run_plan` it. The planner call has a timeout like every other call; a planner
+    that fails, crashes or times out is a Trace with `parse_status="planner_error"`."""
     config = config or ExecutionConfig()
-    budget = budget or Budget(max_usd=config.max_usd_per_question)
+    within = (within or Round()).funded(config)
+    if messages is None:
+        messages = conductor_messages(task.question, pool.specs, examples=examples, max_steps=config.max_steps)
     t0 = time.perf_counter()
-    trace = Trace(
-        problem_id=problem.id,
-        pool=pool.ids,
-        conductor_prompt=messages,
-        depth=depth,
-        parent_trace_id=parent_trace_id,
-        run_id=run_id,
-        created_at=_now(),
-    )
-    call = _record_call("conductor", "conductor", None, messages, t0, t0)
-    trace.conductor_call = call
+    call = _record_call("conductor", None, messages, 0.0)
     try:
-        text = await _ask_planner(planner, messages, call)
+        completion = await asyncio.wait_for(planner.plan(messages, pool.specs), config.planner_timeout_s)
     except Exception as exc:  # noqa: BLE001 - a planner failure is recorded, like a worker's
-        call.error = f"{type(exc).__name__}: {exc}"
+        call.error = f"timed out after {config.planner_timeout_s:g}s" if isinstance(exc, TimeoutError) else _failure(exc)
+        call.usage = Usage(cost_usd=0.0, latency_s=time.perf_counter() - t0)
+        trace = _new_trace(task, pool, conductor_prompt=messages, conductor_call=call, depth=within.depth,
+                           parent_trace_id=within.parent_trace_id, run_id=run_id)
         trace.parse_status, trace.parse_error = "planner_error", call.error
-        trace.totals = totals_of(trace, time.perf_counter() - t0)
+        total_usage(trace, time.perf_counter() - t0)
         return trace
-    budget.charge(call.cost_usd)
-    trace.conductor_output = text
-    result = parse(text, pool.ids, max_steps=config.max_steps, allow_empty=allow_empty)
-    if isinstance(result, ParseError):
-        trace.parse_status, trace.parse_error = result.reason.value, result.detail
-        trace.totals = totals_of(trace, time.perf_counter() - t0)
-        return trace
-    if result.is_empty:
-        trace.workflow = result
-        trace.totals = totals_of(trace, time.perf_counter() - t0)
-        return trace
-    trace = await execute(result, problem, pool, planner=planner, config=config, budget=budget, trace=trace, rng=rng)
-    trace.totals.wall_s = time.perf_counter() - t0
+    _fill(call, completion)
+    if not call.usage.latency_s:
+        call.usage.latency_s = time.perf_counter() - t0
+    assert within.budget is not None
+    within.budget.charge(call.usage.cost_usd, "the Conductor")
+    trace = await run_plan(completion.text, task, pool, planner=planner, config=config, messages=messages,
+                           conductor_call=call, run_id=run_id, rng=rng, within=within)
+    trace.wall_s = time.perf_counter() - t0
     return trace

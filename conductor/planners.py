@@ -1,22 +1,50 @@
-"""Planners other than a trained model: fixed texts for tests and replays, and templates that
-write the common workflow shapes (a stand-in Conductor until a trained one is registered)."""
+"""The Planner protocol and the planners: what writes a workflow for a question.
+
+A planner gets the Conductor prompt and the offered pool as data (the specs in the order the
+prompt numbers them), and returns its text as a Completion. Three kinds:
+- `ScriptedPlanner`: fixed texts, for tests and replays;
+- `TemplatePlanner`: one of the common workflow shapes (the stand-in Conductor until a trained
+  one is registered);
+- `ModelPlanner`: any Worker acting as the Conductor, e.g. a trained model directory (the local
+  transformers adapter) or an OpenAI-compatible server serving one. Its call goes through the
+  one retry loop, with the worker's timeout.
+"""
 
 from __future__ import annotations
 
-import re
 from collections import deque
-from collections.abc import Iterable
-from typing import Literal
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Literal, Protocol, get_args, runtime_checkable
 
-from conductor.workers.base import Completion, Message
+from conductor.types import Message, Prices, Usage, WorkerSpec
+from conductor.workers.base import Completion, Worker
+from conductor.workers.calling import CallPolicy, call_worker
 from conductor.workflow import ALL, Access, Workflow, render
 
-Shape = Literal["single", "chain", "fanout", "verify"]
-_MODEL_LINE = re.compile(r"^Model (\d+): (.*)$", re.MULTILINE)
+Shape = Literal["single", "chain", "verify", "fanout"]
+SHAPES: tuple[Shape, ...] = get_args(Shape)  # the one list of template shapes (CLI choices, checks)
+DEFAULT_SHAPE: Shape = "fanout"  # three attempts and an aggregator: the stand-in Conductor's default
+
+
+@runtime_checkable
+class Planner(Protocol):
+    """The Conductor as the executor sees it: a prompt and the offered pool in, a workflow text out."""
+
+    name: str  # what a Method calls it, e.g. template-fanout
+
+    async def plan(self, messages: list[Message], offered: Sequence[WorkerSpec]) -> Completion: ...
+
+
+def _free(text: str, model: str) -> Completion:
+    # Runs in-process: it costs nothing (an unknown cost would mark every total uncertain).
+    return Completion(text=text, usage=Usage(cost_usd=0.0), model=model)
 
 
 class ScriptedPlanner:
     """Returns the given outputs in order (the last one repeats); records what it was asked."""
+
+    name = "scripted"
 
     def __init__(self, outputs: Iterable[str]) -> None:
         self._outputs = deque(outputs)
@@ -24,14 +52,10 @@ class ScriptedPlanner:
             raise ValueError("ScriptedPlanner needs at least one output")
         self.prompts: list[list[Message]] = []
 
-    async def plan(self, messages: list[Message]) -> str:
+    async def plan(self, messages: list[Message], offered: Sequence[WorkerSpec]) -> Completion:
         self.prompts.append(messages)
-        return self._outputs.popleft() if len(self._outputs) > 1 else self._outputs[0]
-
-
-def offered_workers(messages: list[Message]) -> list[tuple[int, str]]:
-    """(index, description) of each `Model i:` line of the planning prompt's pool section."""
-    return [(int(i), d) for i, d in _MODEL_LINE.findall(messages[-1].content)]
+        text = self._outputs.popleft() if len(self._outputs) > 1 else self._outputs[0]
+        return _free(text, self.name)
 
 
 def template_workflow(shape: Shape, workers: list[int]) -> Workflow:
@@ -72,14 +96,60 @@ def template_workflow(shape: Shape, workers: list[int]) -> Workflow:
     )
 
 
+def worker_indices(offered: Sequence[WorkerSpec]) -> list[int]:
+    """Indices of the offered workers a plan may call (the Conductor itself excluded)."""
+    return [i for i, spec in enumerate(offered) if not spec.is_conductor]
+
+
 class TemplatePlanner:
     """Writes one workflow shape over the offered workers (skipping the Conductor itself)."""
 
-    def __init__(self, shape: Shape = "fanout") -> None:
+    def __init__(self, shape: Shape = DEFAULT_SHAPE) -> None:
+        if shape not in SHAPES:
+            raise ValueError(f"unknown shape {shape!r}; one of {', '.join(SHAPES)}")
         self.shape = shape
+        self.name = f"template-{shape}"
 
-    async def plan(self, messages: list[Message]) -> Completion:
-        workers = [i for i, desc in offered_workers(messages) if not desc.startswith("the Conductor itself")]
-        text = "Plan:\n" + render(template_workflow(self.shape, workers))
-        # Runs in-process: it costs nothing (an unknown cost would mark every total uncertain).
-        return Completion(text=text, cost_usd=0.0, model=f"template-{self.shape}")
+    async def plan(self, messages: list[Message], offered: Sequence[WorkerSpec]) -> Completion:
+        text = "Plan:\n" + render(template_workflow(self.shape, worker_indices(offered)))
+        return _free(text, self.name)
+
+
+class ModelPlanner:
+    """A Worker acting as the Conductor. Its text is parsed like any Conductor's: garbage
+    becomes a parse-failure trace, and a failed call a `planner_error` trace."""
+
+    def __init__(self, worker: Worker, *, policy: CallPolicy | None = None) -> None:
+        self.worker = worker
+        self.policy = policy or CallPolicy()
+        self.name = f"model:{worker.spec.id}"
+
+    @classmethod
+    def from_directory(cls, path: str | Path, *, max_tokens: int = 512, timeout_s: float = 120.0,
+                       temperature: float | None = 0.0, prices: Prices | None = None) -> ModelPlanner:
+        """A transformers model directory (config.json, tokenizer, weights) run on this machine.
+        It has no per-token bill, so it costs 0 unless `prices` say otherwise."""
+        from conductor.workers.local import LocalOptions, LocalWorker
+
+        spec = WorkerSpec(id=f"conductor-{Path(path).name}", provider="local", model=str(path),
+                          max_tokens=max_tokens, timeout_s=timeout_s, temperature=temperature, concurrency=1,
+                          prices=prices or Prices(input=0.0, output=0.0))
+        return cls(LocalWorker(spec, LocalOptions()))
+
+    @classmethod
+    def from_server(cls, base_url: str, model: str, *, api_key_env: str | None = None, max_tokens: int = 1024,
+                    timeout_s: float = 120.0, prices: Prices | None = None) -> ModelPlanner:
+        """A Conductor served by an OpenAI-compatible server (vLLM, Ollama, `conductor serve`)."""
+        from conductor.workers.registry import BuildContext, factory_for
+
+        options = {"base_url": base_url} | ({"api_key_env": api_key_env} if api_key_env else {})
+        spec = WorkerSpec(id=f"conductor-{model.replace(' ', '-')}", provider="openai_compatible", model=model,
+                          max_tokens=max_tokens, timeout_s=timeout_s, prices=prices, options=options)
+        return cls(factory_for("openai_compatible")(spec, BuildContext()))
+
+    async def plan(self, messages: list[Message], offered: Sequence[WorkerSpec]) -> Completion:
+        return await call_worker(self.worker, messages, self.policy, max_tokens=self.worker.spec.max_tokens,
+                                 temperature=self.worker.spec.temperature)
+
+    async def aclose(self) -> None:
+        await self.worker.aclose()

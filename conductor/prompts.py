@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from conductor.workers.base import Message, WorkerSpec
+from conductor.types import Message, WorkerSpec
 from conductor.workflow import DEFAULT_MAX_STEPS, Workflow, render
 
 SYSTEM = """\
@@ -101,7 +101,7 @@ def pool_section(specs: Sequence[WorkerSpec]) -> str:
     lines = []
     for i, spec in enumerate(specs):
         desc = spec.description or spec.model or spec.id
-        if spec.provider == "conductor" and not spec.description:
+        if spec.is_conductor and not spec.description:
             desc = CONDUCTOR_SELF_DESCRIPTION
         lines.append(f"Model {i}: {desc}")
     return "\n".join(lines)

@@ -1,4 +1,5 @@
-"""Solve problems end to end: prompt the Conductor, run its workflow, verify, score."""
+"""Solve tasks end to end: the planner writes a workflow, the executor runs it, the verifier
+grades the answer, and the trace gets its reward."""
 
 from __future__ import annotations
 
@@ -11,27 +12,33 @@ from pydantic import BaseModel
 
 from conductor.config import ExecutionConfig
 from conductor.data.schema import Problem
-from conductor.executor import Planner, plan_and_execute
-from conductor.prompts import conductor_messages
+from conductor.executor import plan_and_run
+from conductor.planners import Planner
 from conductor.reward import reward_of
 from conductor.trace import Trace
+from conductor.types import Task
 from conductor.verify import Verdict, averify
 from conductor.workers.pool import Pool
 
 Verifier = Callable[[Problem, str | None], Verdict | Awaitable[Verdict]]
 
 
-async def score(trace: Trace, problem: Problem, verifier: Verifier = averify) -> Trace:
-    """Set the verdict (when a workflow ran) and the reward of a trace."""
-    if trace.workflow is not None:
-        verdict = verifier(problem, trace.answer)
-        trace.verdict = await verdict if inspect.isawaitable(verdict) else verdict
+async def score(trace: Trace, task: Task, verifier: Verifier | None = averify) -> Trace:
+    """Set the verdict (when a workflow ran and the task has a Problem to grade against) and
+    the reward. A verifier that crashes gives a recorded wrong verdict, never an exception."""
+    if trace.workflow is not None and task.problem is not None and verifier is not None:
+        try:
+            verdict = verifier(task.problem, trace.answer)
+            trace.verdict = await verdict if inspect.isawaitable(verdict) else verdict
+        except Exception as exc:  # noqa: BLE001 - one question's failure, recorded on it
+            trace.verdict = Verdict(correct=False, reason=f"verifier failed: {type(exc).__name__}: {exc}",
+                                    method="error")
     trace.reward = reward_of(trace)
     return trace
 
 
 async def solve(
-    problem: Problem,
+    task: Task,
     pool: Pool,
     planner: Planner,
     *,
@@ -41,45 +48,52 @@ async def solve(
     run_id: str | None = None,
     rng: random.Random | None = None,
 ) -> Trace:
-    config = config or ExecutionConfig()
-    messages = conductor_messages(problem.question, pool.specs, examples=examples, max_steps=config.max_steps)
-    trace = await plan_and_execute(problem, pool, planner, config=config, messages=messages, run_id=run_id, rng=rng)
-    if verifier is not None:
-        await score(trace, problem, verifier)
-    return trace
+    trace = await plan_and_run(task, pool, planner, config=config, examples=examples, run_id=run_id, rng=rng)
+    return await score(trace, task, verifier)
+
+
+def failed_trace(task: Task, pool: Pool, run_id: str | None, exc: BaseException) -> Trace:
+    """The record of a question whose solving crashed outside any one call (a bug): kept, so a
+    run never loses the question, with reward 0."""
+    return Trace(problem_id=task.id, source=task.source, domain=task.domain, pool=pool.ids, run_id=run_id,
+                 parse_status="internal_error", parse_error=f"{type(exc).__name__}: {exc}", reward=0.0)
 
 
 async def solve_many(
-    problems: Sequence[Problem],
+    tasks: Sequence[Task],
     pool: Pool,
     planner: Planner,
     *,
     config: ExecutionConfig | None = None,
     verifier: Verifier | None = averify,
-    concurrency: int = 32,
     run_id: str | None = None,
     on_done: Callable[[Trace], None] | None = None,
     seed: int = 0,
 ) -> list[Trace]:
-    """Solve many problems concurrently (at most `concurrency` questions in flight; each worker's
-    own limit still applies). Traces come back in the order of `problems`."""
-    gate = asyncio.Semaphore(concurrency)
+    """Solve many tasks concurrently (at most `config.questions_in_flight` at once; each
+    worker's own limit still applies). Traces come back in the order of `tasks`, one per task:
+    a failure is recorded on its question and never ends the run."""
+    config = config or ExecutionConfig()
+    gate = asyncio.Semaphore(config.questions_in_flight)
 
-    async def one(i: int, problem: Problem) -> Trace:
+    async def one(i: int, task: Task) -> Trace:
         async with gate:
-            trace = await solve(
-                problem, pool, planner, config=config, verifier=verifier, run_id=run_id,
-                rng=random.Random(seed * 1_000_003 + i),
-            )
+            try:
+                trace = await solve(task, pool, planner, config=config, verifier=verifier, run_id=run_id,
+                                    rng=random.Random(seed * 1_000_003 + i))
+            except Exception as exc:  # noqa: BLE001 - see failed_trace
+                trace = failed_trace(task, pool, run_id, exc)
         if on_done is not None:
             on_done(trace)
         return trace
 
-    return list(await asyncio.gather(*(one(i, p) for i, p in enumerate(problems))))
+    return list(await asyncio.gather(*(one(i, t) for i, t in enumerate(tasks))))
 
 
 class GroupSummary(BaseModel):
-    """How a set of traces did: one row per benchmark (source) or domain."""
+    """How a set of traces did, for a command that has no warehouse (`conductor solve`): one
+    row per benchmark (source), from each trace's own usage. Runs recorded in the warehouse are
+    summarised by its views instead."""
 
     group: str
     n: int
@@ -88,8 +102,7 @@ class GroupSummary(BaseModel):
     parsed: int
     calls: int
     tokens: int
-    cost_usd: float
-    cost_known: bool
+    cost_usd: float | None
     wall_s: float
 
     @property
@@ -97,26 +110,22 @@ class GroupSummary(BaseModel):
         return self.correct / self.n if self.n else 0.0
 
 
-def summarize(traces: Sequence[Trace], groups: Sequence[str]) -> list[GroupSummary]:
-    """Group traces by the label at the same position (e.g. each problem's source); the last
-    row, `all`, covers every trace."""
+def summarize(traces: Sequence[Trace]) -> list[GroupSummary]:
+    """One row per source; the last row, `all`, covers every trace."""
     by: dict[str, list[Trace]] = {}
-    for trace, group in zip(traces, groups, strict=True):
-        by.setdefault(group, []).append(trace)
+    for trace in traces:
+        by.setdefault(trace.source, []).append(trace)
     if len(by) > 1 or not by:
         by["all"] = list(traces)
-    return [
-        GroupSummary(
-            group=name,
-            n=len(ts),
-            correct=sum(bool(t.verdict and t.verdict.correct) for t in ts),
+    rows = []
+    for name, ts in by.items():
+        costs = [t.usage.cost_usd for t in ts]
+        rows.append(GroupSummary(
+            group=name, n=len(ts), correct=sum(bool(t.verdict and t.verdict.correct) for t in ts),
             mean_reward=sum(t.reward or 0.0 for t in ts) / len(ts) if ts else 0.0,
-            parsed=sum(t.parse_status == "ok" for t in ts),
-            calls=sum(t.totals.calls for t in ts),
-            tokens=sum(t.totals.input_tokens + t.totals.output_tokens for t in ts),
-            cost_usd=sum(t.totals.cost_usd for t in ts),
-            cost_known=all(t.totals.cost_known for t in ts),
-            wall_s=sum(t.totals.wall_s for t in ts),
-        )
-        for name, ts in by.items()
-    ]
+            parsed=sum(t.parse_status == "ok" for t in ts), calls=sum(t.calls for t in ts),
+            tokens=sum(t.usage.tokens for t in ts),
+            cost_usd=None if None in costs else sum(c for c in costs if c is not None),
+            wall_s=sum(t.wall_s for t in ts),
+        ))
+    return rows

@@ -8,12 +8,14 @@ Trace (its `parent_trace_id` names the round that asked for it).
 from __future__ import annotations
 
 import uuid
+from datetime import UTC, datetime
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from conductor.data.schema import Domain
+from conductor.types import Message, Usage
 from conductor.verify.verdict import Verdict
-from conductor.workers.base import Message
 from conductor.workflow import Workflow
 
 StepStatus = Literal["ok", "error", "skipped", "budget_exhausted"]
@@ -33,13 +35,7 @@ class CallRecord(BaseModel):
     model: str = ""
     messages: list[Message] = Field(default_factory=list)
     output: str | None = None
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cached_input_tokens: int = 0
-    reasoning_tokens: int = 0  # part of output_tokens, where the provider reports it
-    latency_s: float = 0.0
-    cost_usd: float | None = None
-    retries: int = 0
+    usage: Usage = Field(default_factory=Usage)
     error: str | None = None
     started_at_s: float = 0.0  # offset from the trace's start
 
@@ -58,19 +54,20 @@ class StepRecord(BaseModel):
     child: Trace | None = None  # a recursion round, when the step's worker is the Conductor
 
 
-class Totals(BaseModel):
-    calls: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost_usd: float = 0.0
-    cost_known: bool = True  # False when any call had an unknown price
-    wall_s: float = 0.0
+def utc_now() -> datetime:
+    return datetime.now(UTC)
 
 
 class Trace(BaseModel):
+    """One question's round. `source` and `domain` come from the Task and are carried as given,
+    so the warehouse stores them and never has to recover them. `usage` is the sum over every
+    call of this round and its recursion rounds (`all_calls`), computed once by the executor."""
+
     trace_id: str = Field(default_factory=new_id)
     run_id: str | None = None
     problem_id: str
+    source: str
+    domain: Domain
     parent_trace_id: str | None = None
     depth: int = 0
     pool: list[str] = Field(default_factory=list)  # worker ids as offered, in order
@@ -85,8 +82,10 @@ class Trace(BaseModel):
     stop_reason: str | None = None  # why execution ended early (budget, failed step, ...)
     verdict: Verdict | None = None
     reward: float | None = None
-    totals: Totals = Field(default_factory=Totals)
-    created_at: str | None = None  # ISO-8601 UTC
+    calls: int = 0  # model calls in `usage`
+    usage: Usage = Field(default_factory=Usage)
+    wall_s: float = 0.0
+    created_at: datetime = Field(default_factory=utc_now)
 
     def all_calls(self) -> list[CallRecord]:
         """Every call of this round and of its recursion rounds, planner calls included."""
@@ -110,3 +109,11 @@ class Trace(BaseModel):
 
 
 StepRecord.model_rebuild()
+
+
+def total_usage(trace: Trace, wall_s: float) -> None:
+    """Set a trace's call count, usage and wall time from its calls (the executor's one sum)."""
+    calls = trace.all_calls()
+    trace.calls = len(calls)
+    trace.usage = Usage.sum(c.usage for c in calls)
+    trace.wall_s = wall_s

@@ -274,16 +274,9 @@ def parse(
     worker names, which are then accepted in `model_id` as well as indices).
 
     `allow_empty` accepts three empty lists (a recursion round's "keep the previous answer").
+    Any text gives a Workflow or a ParseError; the errors a literal can raise are handled where
+    it is evaluated, so a bug in this module still raises instead of passing for bad input.
     """
-    try:
-        return _parse(text, pool, max_steps=max_steps, max_chars=max_chars, allow_empty=allow_empty)
-    except Exception as exc:  # noqa: BLE001 - the contract is "never raises"
-        return ParseError(ParseErrorReason.NOT_A_LIST, f"unparseable ({type(exc).__name__})")
-
-
-def _parse(
-    text: str, pool: int | Sequence[str], *, max_steps: int, max_chars: int, allow_empty: bool
-) -> ParseResult:
     if not isinstance(text, str):
         return ParseError(ParseErrorReason.MISSING_LIST, "output is not text")
     if len(text) > max_chars:

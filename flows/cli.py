@@ -2,18 +2,33 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
+import signal
+import threading
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
+import pyarrow as pa
 import typer
 
 from conductor.cli.common import console
+from conductor.config import Settings
+from conductor.planners import DEFAULT_SHAPE, SHAPES
+from warehouse.output import print_table
+
+
+# What the terminal shows of v_run_summary (the run and method are said once, above the table).
+SUMMARY_COLUMNS = ("benchmark", "questions", "accuracy", "mean_reward", "parsed", "calls_per_question",
+                   "usd_per_question", "wall_s_per_question")
 
 
 def run(
-    profile: str = typer.Option("local", help="local (offline: samples, simulated pool) or production."),
+    profile: str = typer.Option("local", help=Settings.model_fields["profile"].description),
     pool_file: Path = typer.Option(None, "--pool", help="Pool YAML file (default: the profile's pool)."),
-    shape: str = typer.Option("fanout", help="Workflow shape of the stand-in planner: single, chain, verify, fanout."),
+    shape: str = typer.Option(DEFAULT_SHAPE, help=f"Workflow shape of the stand-in planner: {', '.join(SHAPES)}."),
     limit: int = typer.Option(0, help="Solve at most N problems per evaluation set (0: all)."),
     db: Path = typer.Option(None, help="Warehouse file (default: $CONDUCTOR_HOME/warehouse.duckdb)."),
 ) -> None:
@@ -23,21 +38,67 @@ def run(
     is unset); the summary also lands in the Prefect UI as the `run-summary` artifact.
     """
     _ensure_prefect_home()
-    from conductor.cli.solve import summary_table
+    from conductor.cli.common import user_errors
+    from conductor.config import load_settings
+    from conductor.methods import Method
+    from conductor.planners import TemplatePlanner
+    from conductor.workers.pool import PoolError
     from flows.run import run_flow
 
-    summaries = run_flow(profile=profile, pool_file=str(pool_file) if pool_file else None, shape=shape,  # type: ignore[arg-type]
-                         limit_per_source=limit, db_path=str(db) if db else None)
-    console.print(summary_table(summaries, f"conductor-run ({profile} profile)"))
-    from conductor.config import load_settings
-
-    where = db or load_settings().warehouse_path
+    settings = load_settings(profile=profile)
+    with user_errors(PoolError, ValueError):
+        method = Method(TemplatePlanner(shape), pool_file or settings.pool_file, settings.execution)  # type: ignore[arg-type]
+    with _ctrl_c_stops_solving():
+        try:
+            summary = run_flow(method=method, profile=profile, limit_per_source=limit,
+                               db_path=str(db) if db else None, seed=settings.seed)
+        except (KeyboardInterrupt, asyncio.CancelledError):
+            console.print("run cancelled: the questions it finished are recorded; the run is marked cancelled")
+            raise typer.Exit(130) from None
+    console.print(f"{method.name}: run {summary[0]['run_id'] if summary else '-'}"
+                  + (" (a simulated pool: an environment, not a benchmark)" if method.simulated else ""))
+    print_table(console, pa.Table.from_pylist([{k: v for k, v in row.items() if k in SUMMARY_COLUMNS}
+                                                for row in summary]))
+    where = db or settings.warehouse_path
     console.print(
         f"Traces are in the warehouse {where}. Try:\n"
-        f"  conductor sql --db {where} \"SELECT * FROM v_leaderboard\"\n"
-        f"  conductor sql --db {where} \"SELECT * FROM v_accuracy_by_worker_domain ORDER BY accuracy DESC\"",
+        f"  conductor sql \"SELECT * FROM v_leaderboard\"\n"
+        f"  conductor sql \"SELECT * FROM v_accuracy_by_worker_domain ORDER BY accuracy DESC\"",
         soft_wrap=True,
     )
+
+
+@contextlib.contextmanager
+def _ctrl_c_stops_solving() -> Iterator[None]:
+    """The first Ctrl-C cancels the solve in progress (it may run in another thread, where a
+    KeyboardInterrupt would never reach it), so the flow records what finished, marks the run
+    cancelled and ends; a second Ctrl-C interrupts at once."""
+    from tasks.solve import stop_solving
+
+    def handler(signum: int, frame: object) -> None:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        if not stop_solving():
+            raise KeyboardInterrupt
+        threading.Thread(target=_exit_if_still_reporting, daemon=True).start()
+
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+# Ctrl-C in a terminal also stops the temporary Prefect server (same process group); Prefect's
+# client then retries its state reports for minutes. The run is marked cancelled in the
+# warehouse within a second of the cancel, so after this grace the process just ends.
+REPORTING_GRACE_S = 5.0
+
+
+def _exit_if_still_reporting() -> None:
+    time.sleep(REPORTING_GRACE_S)
+    console.print("run cancelled: its finished questions are recorded and the run is marked cancelled;"
+                  " the Prefect API is unreachable, so not waiting for it")
+    os._exit(130)
 
 
 def _ensure_prefect_home() -> None:

@@ -44,15 +44,14 @@ def record_traces(
     traces: list[Trace],
     db_path: str | None = None,
     staging_dir: str | None = None,
-    domains: dict[str, str] | None = None,
 ) -> Recorded:
     """Write a batch of depth-0 traces (with their rounds, steps, calls), or stage it."""
     staging = staging_dir or os.environ.get(STAGING_ENV)
     if staging:
-        path = stage_traces(staging, traces, domains=domains)
+        path = stage_traces(staging, traces)
         return Recorded(mode="staged", questions=len(traces), batch=str(path))
     with TraceStore(warehouse_file(db_path)) as store:
-        r = store.write_traces(traces, domains=domains)
+        r = store.write_traces(traces)
     return Recorded(mode="direct", questions=len(traces), traces=r.traces, steps=r.steps, calls=r.calls)
 
 

@@ -11,9 +11,9 @@ import random
 from datetime import datetime, timedelta, timezone
 
 from conductor.data.schema import Problem
-from conductor.trace import CallRecord, StepRecord, Totals, Trace, new_id
+from conductor.trace import CallRecord, StepRecord, Trace, new_id, total_usage
 from conductor.verify.verdict import Verdict
-from conductor.workers.base import Message
+from conductor.types import Message, Usage
 from conductor.workflow import ALL, Workflow
 
 POOL = ["gpt-5", "claude-sonnet-4", "gemini-2.5-pro", "qwen3-32b", "conductor"]
@@ -38,10 +38,13 @@ def _call(rng: random.Random, worker: str, role: str, prompt: str, t: float, *, 
         call_id=new_id(), role=role, worker_id=worker, provider="simulated", model=f"sim-{worker}",  # type: ignore[arg-type]
         messages=[Message(role="system", content="You are helpful."), Message(role="user", content=prompt)],
         output=None if fail else f"answer from {worker}: {rng.randint(0, 9)}",
-        input_tokens=inp, output_tokens=0 if fail else out, cached_input_tokens=rng.choice([0, 0, inp // 2]),
-        reasoning_tokens=0 if fail else out // 3,  # derived, so the random sequence is unchanged
-        latency_s=round(rng.uniform(0.05, 4.0), 3), cost_usd=round((inp + 4 * out) * 1e-6, 8) if priced else None,
-        retries=rng.choice([0, 0, 0, 1, 2]), error="HTTP 503 after retries" if fail else None, started_at_s=t,
+        usage=Usage(
+            input_tokens=inp, output_tokens=0 if fail else out, cached_input_tokens=rng.choice([0, 0, inp // 2]),
+            reasoning_tokens=0 if fail else out // 3,  # derived, so the random sequence is unchanged
+            latency_s=round(rng.uniform(0.05, 4.0), 3),
+            cost_usd=round((inp + 4 * out) * 1e-6, 8) if priced else None,
+            retries=rng.choice([0, 0, 0, 1, 2])),
+        error="HTTP 503 after retries" if fail else None, started_at_s=t,
     )
 
 
@@ -84,27 +87,28 @@ def make_trace(
     recurse = (depth == 0 and rng.random() < 0.15) if recurse is None else recurse
     prompt = [Message(role="system", content="Plan a workflow."), Message(role="user", content=problem.question)]
     planner = _call(rng, "conductor", "conductor", problem.question, 0.0)
-    created = (T0 + timedelta(seconds=rng.randrange(30 * 86400), microseconds=rng.randrange(10**6))).isoformat()
+    created = T0 + timedelta(seconds=rng.randrange(30 * 86400), microseconds=rng.randrange(10**6))
+    about = {"problem_id": problem.id, "source": problem.source, "domain": problem.domain}
     if parse_error:
-        return Trace(
-            trace_id=tid, run_id=run_id, problem_id=problem.id, parent_trace_id=parent_trace_id, depth=depth,
+        trace = Trace(
+            trace_id=tid, run_id=run_id, **about, parent_trace_id=parent_trace_id, depth=depth,
             pool=pool, conductor_prompt=prompt, conductor_output="I think model 2 should... (no lists)",
             conductor_call=planner, parse_status="missing_list", parse_error="no model_id list found",
-            reward=0.0, totals=Totals(calls=1, input_tokens=planner.input_tokens,
-                                      output_tokens=planner.output_tokens, cost_usd=planner.cost_usd or 0.0),
-            created_at=created,
+            reward=0.0, created_at=created,
         )
+        total_usage(trace, planner.usage.latency_s)
+        return trace
     n = rng.randint(2 if recurse else 1, 5)
     wf = _workflow(rng, n, pool, recurse=recurse)
     steps: list[StepRecord] = []
-    t = planner.latency_s
+    t = planner.usage.latency_s
     for s in wf.steps:
         worker = pool[s.worker]
         if recurse and s.index == n - 1:
             child = make_trace(rng, run_id=run_id, problem=problem, depth=depth + 1, parent_trace_id=tid,
                                recurse=False, parse_error=False)
             steps.append(StepRecord(index=s.index, worker_id=worker, subtask=s.subtask, reads=list(s.reads),
-                                    output=child.answer, started_at_s=t, finished_at_s=t + child.totals.wall_s,
+                                    output=child.answer, started_at_s=t, finished_at_s=t + child.wall_s,
                                     child=child))
             continue
         fail = rng.random() < 0.05
@@ -112,25 +116,20 @@ def make_trace(
         steps.append(StepRecord(
             index=s.index, worker_id=worker, subtask=s.subtask, reads=list(s.reads),
             status="error" if fail else "ok", output=call.output, error=call.error,
-            started_at_s=t, finished_at_s=t + call.latency_s, call=call,
+            started_at_s=t, finished_at_s=t + call.usage.latency_s, call=call,
         ))
-        t += call.latency_s
+        t += call.usage.latency_s
     correct = rng.random() < 0.6
-    calls = [planner] + [s.call for s in steps if s.call]
-    return Trace(
-        trace_id=tid, run_id=run_id, problem_id=problem.id, parent_trace_id=parent_trace_id, depth=depth,
+    trace = Trace(
+        trace_id=tid, run_id=run_id, **about, parent_trace_id=parent_trace_id, depth=depth,
         pool=pool, conductor_prompt=prompt, conductor_output="model_id = [...]", conductor_call=planner,
         workflow=wf, steps=steps, answer=steps[-1].output,
         verdict=Verdict(correct=correct, extracted=steps[-1].output, reason="compared", method="math-verify"),
         reward=1.0 if correct else 0.5,
-        totals=Totals(
-            calls=len(calls), input_tokens=sum(c.input_tokens for c in calls),
-            output_tokens=sum(c.output_tokens for c in calls),
-            cost_usd=sum(c.cost_usd or 0.0 for c in calls), cost_known=all(c.cost_usd is not None for c in calls),
-            wall_s=t,
-        ),
         created_at=created,
     )
+    total_usage(trace, t)
+    return trace
 
 
 def make_traces(n: int, seed: int = 0, *, run_id: str | None = "run-1") -> list[Trace]:

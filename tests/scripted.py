@@ -6,7 +6,9 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from conductor.workers.base import Completion, Message, Prices, WorkerError, WorkerSpec
+from conductor.types import Message, Prices, Usage, WorkerSpec
+
+from conductor.workers.base import Completion, WorkerError
 from conductor.workers.pool import Pool
 
 
@@ -41,7 +43,7 @@ class ScriptedWorker:
                 await asyncio.sleep(self.delay_s)
             if self.failures:
                 raise self.failures.pop(0)
-            return Completion(text=self.reply(messages), input_tokens=10, output_tokens=5, cost_usd=self.cost)
+            return Completion(text=self.reply(messages), usage=Usage(input_tokens=10, output_tokens=5, cost_usd=self.cost))
         finally:
             self.active -= 1
 

@@ -8,7 +8,7 @@ from statistics import mean
 
 from conductor.data.schema import Problem
 from conductor.prompts import PriorStep, step_message
-from conductor.workers.base import Prices, WorkerSpec
+from conductor.types import Prices, WorkerSpec
 from conductor.workers.simulated import Decision, ProblemBank, SimulatedWorker, on_topic_instruction, render_answer
 
 FAST = {"latency_ms": {"median": 1}, "output_tokens": {"median": 100}}

@@ -45,9 +45,9 @@ def test_ask_mixes_loopback_openai_server_and_simulated_workers(tmp_path):
     first, second = trace["steps"]
     assert first["worker_id"] == "sim-mathematician" and first["status"] == "ok"
     assert second["worker_id"] == "vllm-checker" and second["status"] == "ok"
-    assert second["call"]["retries"] == 1 and len(sent) == 2  # the 429 was retried
-    assert second["call"]["input_tokens"] == 120 and second["call"]["output_tokens"] == 8
-    assert abs(second["call"]["cost_usd"] - (120 * 1.0 + 8 * 2.0) / 1e6) < 1e-12
+    assert second["call"]["usage"]["retries"] == 1 and len(sent) == 2  # the 429 was retried
+    assert second["call"]["usage"]["input_tokens"] == 120 and second["call"]["usage"]["output_tokens"] == 8
+    assert abs(second["call"]["usage"]["cost_usd"] - (120 * 1.0 + 8 * 2.0) / 1e6) < 1e-12
     assert trace["answer"] == "Checked: the answer is 720."
     # The real server received exactly the step message: task, step 0's work, its instruction.
     content = sent[-1].json["messages"][-1]["content"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from typer.testing import CliRunner
 
@@ -75,6 +76,20 @@ def test_solve_prints_a_summary_and_writes_traces(tmp_path):
     out = tmp_path / "traces.jsonl"
     result = runner.invoke(app, ["solve", "--pool", POOL, "--limit", "4", "--shape", "verify", "--out", str(out)])
     assert result.exit_code == 0, result.output
-    assert "summary" in result.output and "all" in result.output
+    assert "template-verify@local-simulated (simulated pool" in result.output and "all" in result.output
     rows = [json.loads(l) for l in out.read_text().splitlines()]
     assert len(rows) == 4 and all(len(r["steps"]) == 2 for r in rows)
+
+
+def test_a_checkout_keeps_its_data_in_its_own_dot_conductor(tmp_path, monkeypatch):
+    """`make run` writes under the checkout's .conductor; `conductor sql` run there must look there."""
+    from conductor.config import REPO_ROOT, Settings, default_home
+
+    monkeypatch.delenv("CONDUCTOR_HOME", raising=False)
+    monkeypatch.chdir(REPO_ROOT / "docs")
+    assert default_home() == REPO_ROOT / ".conductor"
+    assert Settings().warehouse_path == REPO_ROOT / ".conductor" / "warehouse.duckdb"
+    monkeypatch.chdir(tmp_path)  # outside the checkout: the user's home
+    assert default_home() == Path.home() / ".conductor"
+    monkeypatch.setenv("CONDUCTOR_HOME", str(tmp_path / "mine"))
+    assert Settings().home == tmp_path / "mine"

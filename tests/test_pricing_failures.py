@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from conductor.pricing import PRICE_TABLE, cost_of, lookup
-from conductor.workers import Completion, WorkerSpec
+from conductor.workers.pricing import PRICE_TABLE, cost_of, lookup
+from conductor.types import Usage, WorkerSpec
 from conductor.workers.failures import parse_retry_after, status_error
 from conductor.workers.secrets import Scrubber
 
@@ -35,7 +35,7 @@ def test_every_entry_is_dated():
 
 
 def test_cost_unknown_warns_once_per_model(caplog):
-    usage = Completion(text="", input_tokens=10, output_tokens=10)
+    usage = Usage(input_tokens=10, output_tokens=10)
     a = WorkerSpec(id="a", provider="openai_compatible", model="org/unknown-model-xyz")
     b = WorkerSpec(id="b", provider="openai_compatible", model="org/unknown-model-xyz")
     with caplog.at_level(logging.WARNING, logger="conductor.pricing"):

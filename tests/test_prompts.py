@@ -10,7 +10,7 @@ from conductor.prompts import (
     split_step_message,
     step_message,
 )
-from conductor.workers.base import WorkerSpec
+from conductor.types import WorkerSpec
 from conductor.workflow import Workflow, parse, render
 
 SPECS = [

@@ -10,11 +10,11 @@ from conductor.data.bank import sample_problems
 from conductor.data.schema import Problem, TestCase
 from conductor.executor import execute
 from conductor.planners import TemplatePlanner
-from conductor.pricing import lookup
+from conductor.workers.pricing import lookup
 from conductor.prompts import PriorStep, step_message
 from conductor.solve import solve_many
 from conductor.verify import verify
-from conductor.workers.base import WorkerSpec
+from conductor.types import Task, WorkerSpec
 from conductor.workers.pool import Pool, PoolError
 from conductor.workers.registry import BuildContext
 from conductor.workers.simulated import (
@@ -116,8 +116,8 @@ async def test_token_budget_cuts_off_the_answer():
     p = math_problems(1)[0]
     w = sim(problems=[p], skills={"math": 1.0}, output_tokens={"median": 3000})
     out = await w.complete(step_message(p.question, [], "Solve."), max_tokens=500)
-    assert out.finish_reason == "length" and out.output_tokens == 500 and extract_answer(p, out.text) is None
-    assert out.cost_usd == pytest.approx((out.input_tokens * 1 + 500 * 2) / 1e6)
+    assert out.finish_reason == "length" and out.usage.output_tokens == 500 and extract_answer(p, out.text) is None
+    assert out.usage.cost_usd == pytest.approx((out.usage.input_tokens * 1 + 500 * 2) / 1e6)
 
 
 async def test_unknown_question_gets_a_non_answer():
@@ -130,7 +130,7 @@ async def test_rate_limits_are_retried_by_the_executor():
     spec = WorkerSpec(id="flaky", provider="simulated", options={**FAST, "skills": {"math": 1.0}, "fail_rate": 0.6})
     pool = Pool.from_specs([spec], BuildContext(problems=[p]))
     cfg = ExecutionConfig(max_retries=10, backoff_base_s=0, backoff_max_s=0)
-    trace = await execute(Workflow(model_id=(0,), subtasks=("Solve.",), access_list=((),)), p, pool, config=cfg)
+    trace = await execute(Workflow(model_id=(0,), subtasks=("Solve.",), access_list=((),)), Task.of(p), pool, config=cfg)
     assert trace.steps[0].status == "ok" and trace.answer and extract_answer(p, trace.answer) == p.answer
 
 
@@ -157,11 +157,11 @@ def test_paper_sim_has_the_papers_seven_workers_priced_from_the_table():
 async def test_the_local_pool_solves_the_sample_set():
     problems = sample_problems()
     pool = Pool.load("deployments/pools/local.yaml", BuildContext(problems=problems))
-    traces = await solve_many(problems, pool, TemplatePlanner("fanout"))
+    traces = await solve_many([Task.of(p) for p in problems], pool, TemplatePlanner("fanout"))
     assert len(traces) == len(problems) and all(t.parse_status == "ok" for t in traces)
     assert all(t.reward in (0.5, 1.0) for t in traces)
     assert 0 < sum(t.reward == 1.0 for t in traces) < len(traces)
-    assert all(t.totals.calls == 5 and t.totals.cost_usd > 0 for t in traces)
+    assert all(t.calls == 5 and t.usage.cost_usd > 0 for t in traces)
 
 
 async def test_a_review_step_in_a_real_workflow_reads_the_earlier_answer():
@@ -172,7 +172,7 @@ async def test_a_review_step_in_a_real_workflow_reads_the_earlier_answer():
         BuildContext(problems=[p]))
     wf = Workflow(model_id=(0, 1), subtasks=(on_topic_instruction(p), on_topic_instruction(p, "verify")),
                   access_list=((), "all"))
-    trace = await execute(wf, p, pool)
+    trace = await execute(wf, Task.of(p), pool)
     assert extract_answer(p, trace.steps[0].output) != p.answer
     assert extract_answer(p, trace.answer) == p.answer
 

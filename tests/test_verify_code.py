@@ -7,7 +7,8 @@ import pytest
 from conductor.data.schema import Problem, TestCase
 from conductor.sandbox import Limits
 from conductor.verify import verify
-from conductor.verify.code_tests import extract_code, stdout_matches
+from conductor.answers import stdout_matches
+from conductor.verify.code_tests import extract_code
 
 FAST = Limits(wall_s=2.0, memory_mb=512)
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from conductor.data.schema import Problem
-from conductor.verify import averify, verify, worker_judge
-from conductor.workers.base import Completion, Message, WorkerError, WorkerSpec
+from conductor.verify import averify, verify
+from conductor.workers.judge import worker_judge
+from conductor.types import Message, WorkerSpec
+from conductor.workers.base import Completion, WorkerError
 
 
 def _p(answer: str) -> Problem:

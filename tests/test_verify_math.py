@@ -6,7 +6,7 @@ import pytest
 
 from conductor.data.schema import Problem
 from conductor.verify import verify
-from conductor.verify.extract import final_answer, last_boxed
+from conductor.answers import final_answer, last_boxed
 
 
 def _p(answer: str) -> Problem:

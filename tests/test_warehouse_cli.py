@@ -23,7 +23,7 @@ def db(tmp_path):
     path = tmp_path / "w.duckdb"
     with TraceStore(path) as store:
         store.write_traces(make_traces(40, seed=31, run_id="eval-1"))
-        store.write_runs([Run(run_id="eval-1", kind="eval", method="conductor@1")])
+        store.write_runs([Run(run_id="eval-1", kind="eval", method="conductor@1", status="finished")])
     return path
 
 

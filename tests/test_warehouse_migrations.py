@@ -9,7 +9,6 @@ import pytest
 
 from tests.factories import make_traces
 from warehouse import TraceStore, flatten, migrations
-from warehouse.views import VIEW_NAMES
 
 
 def _schema(con: duckdb.DuckDBPyConnection) -> dict[str, object]:
@@ -31,16 +30,17 @@ def test_empty_file_gets_every_migration_in_order(tmp_path):
     con = duckdb.connect(str(tmp_path / "w.duckdb"))
     assert migrations.current_version(con) == 0
     applied = migrations.migrate(con)
-    assert applied == [name for name, _ in migrations.MIGRATIONS]
+    assert applied == migrations.MIGRATIONS
     assert migrations.LATEST >= 3
     rows = con.execute("SELECT version, name FROM schema_migrations ORDER BY version").fetchall()
-    assert rows == [(i + 1, name) for i, (name, _) in enumerate(migrations.MIGRATIONS)]
+    assert rows == [(i + 1, name) for i, name in enumerate(migrations.MIGRATIONS)]
     assert migrations.migrate(con) == []  # nothing pending: a no-op
     schema = _schema(con)
-    assert {v for v, _ in schema["views"]} == set(VIEW_NAMES)
+    views = {v for v, _ in schema["views"]}
+    assert {"v_questions", "v_leaderboard", "v_run_summary", "v_accuracy_by_worker_domain"} <= views
     # Every table and column says what it holds.
     assert all(comment for t, comment in schema["tables"] if t != "schema_migrations")
-    assert all(c[3] for c in schema["columns"] if c[0] not in {"schema_migrations", *VIEW_NAMES})
+    assert all(c[3] for c in schema["columns"] if c[0] not in {"schema_migrations", *views})
     con.close()
 
 
@@ -54,6 +54,8 @@ def test_upgrade_from_every_earlier_version_keeps_data(tmp_path, start):
     traces = make_traces(10, seed=start)
     if start < _version_of("m005_call_reasoning_tokens"):
         traces = [_without(t, "reasoning_tokens") for t in traces]  # not stored before v5
+    if start < _version_of("m006_trace_usage_simulated_runs"):  # a round's own usage totals
+        traces = [_round_usage_as_before_v6(t) for t in traces]
     if start >= 1:  # write what that version can hold, the way the store writes it
         batch = flatten(traces)
         for name, table in (("traces", batch.traces), ("steps", batch.steps), ("calls", batch.calls)):
@@ -82,7 +84,15 @@ def test_upgrade_from_every_earlier_version_keeps_data(tmp_path, start):
 
 
 def _version_of(name: str) -> int:
-    return [n for n, _ in migrations.MIGRATIONS].index(name) + 1
+    return migrations.MIGRATIONS.index(name) + 1
+
+
+def _round_usage_as_before_v6(trace: Trace) -> Trace:
+    """Before m006, `traces` held no reasoning/cached tokens, latency or retries of a round's totals."""
+    before = {"reasoning_tokens": 0, "cached_input_tokens": 0, "latency_s": 0.0, "retries": 0}
+    for r in trace.rounds():
+        r.usage = r.usage.model_copy(update=before)
+    return trace
 
 
 def _without(trace: Trace, field: str) -> Trace:
@@ -102,11 +112,15 @@ def test_a_failing_migration_leaves_the_last_good_version(tmp_path, monkeypatch)
     con = duckdb.connect(str(tmp_path / "w.duckdb"))
     migrations.migrate(con)
 
-    def m999_broken(c: duckdb.DuckDBPyConnection) -> None:
-        c.execute("CREATE TABLE half_done (a INTEGER)")
-        c.execute("SELECT * FROM no_such_table")
+    real_sql = migrations.migration_sql
 
-    monkeypatch.setattr(migrations, "MIGRATIONS", [*migrations.MIGRATIONS, ("m999_broken", m999_broken)])
+    def sql(name: str) -> str:
+        if name == "m999_broken":
+            return "CREATE TABLE half_done (a INTEGER); SELECT * FROM no_such_table;"
+        return real_sql(name)
+
+    monkeypatch.setattr(migrations, "migration_sql", sql)
+    monkeypatch.setattr(migrations, "MIGRATIONS", [*migrations.MIGRATIONS, "m999_broken"])
     monkeypatch.setattr(migrations, "LATEST", migrations.LATEST + 1)
     with pytest.raises(migrations.SchemaError, match="m999_broken"):
         migrations.migrate(con)
@@ -125,3 +139,17 @@ def test_a_newer_file_is_refused(tmp_path):
         TraceStore(path)
     with pytest.raises(migrations.SchemaError, match="no schema version"):
         migrations.migrate(duckdb.connect(), target=migrations.LATEST + 5)
+
+
+def test_migrations_are_tracked_by_name_so_one_added_earlier_still_applies(tmp_path, monkeypatch):
+    """A file that has every migration but one inserted into the list later gets exactly that one."""
+    con = duckdb.connect(str(tmp_path / "w.duckdb"))
+    migrations.migrate(con)
+    real_sql = migrations.migration_sql
+    monkeypatch.setattr(migrations, "migration_sql",
+                        lambda name: "CREATE TABLE inserted (a INTEGER);" if name == "m003b_inserted" else real_sql(name))
+    monkeypatch.setattr(migrations, "MIGRATIONS", [*migrations.MIGRATIONS[:3], "m003b_inserted", *migrations.MIGRATIONS[3:]])
+    monkeypatch.setattr(migrations, "LATEST", len(migrations.MIGRATIONS))
+    assert migrations.migrate(con) == ["m003b_inserted"]
+    assert con.execute("SELECT count(*) FROM inserted").fetchall() == [(0,)]
+    con.close()

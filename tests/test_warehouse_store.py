@@ -7,6 +7,7 @@ from datetime import date
 
 import duckdb
 import pytest
+from pydantic import ValidationError
 
 from conductor.trace import Trace
 from tests.factories import make_problem, make_trace, make_traces
@@ -99,11 +100,21 @@ def test_a_failing_batch_writes_nothing(store):
     assert store.get_trace(good[0].trace_id) == good[0]
 
 
-def test_bad_timestamp_is_a_clear_error(store):
+def test_created_at_is_a_datetime_checked_where_the_trace_is_made(store):
+    with pytest.raises(ValidationError, match="created_at"):
+        Trace(problem_id="p", source="MATH", domain="math", created_at="yesterday")
     t = make_trace(random.Random(1))
-    t.created_at = "yesterday"
-    with pytest.raises(TraceRowError, match="not ISO-8601"):
-        store.write_traces([t])
+    store.write_traces([t])
+    assert store.get_trace(t.trace_id).created_at == t.created_at
+
+
+def test_the_warehouse_stores_what_the_trace_carries(store):
+    """source and domain come from the trace itself: no problems row, no id parsing."""
+    t = make_trace(random.Random(2)).model_copy(update={"problem_id": "no-pattern-here", "source": "MySet",
+                                                        "domain": "code"})
+    store.write_traces([t])
+    row = store.query("SELECT source, domain FROM traces WHERE trace_id = ?", [t.trace_id]).to_pylist()
+    assert row == [{"source": "MySet", "domain": "code"}]
 
 
 def test_filter_columns_are_typed(store):
@@ -128,19 +139,15 @@ def test_filter_columns_are_typed(store):
     assert n.column(0)[0].as_py() == store.query("SELECT count(*) FROM traces WHERE workflow IS NOT NULL").column(0)[0].as_py()
 
 
-def test_domain_comes_from_problems_before_or_after(store):
+def test_writing_problems_never_rewrites_stored_traces(store):
     rng = random.Random(12)
-    p1, p2 = make_problem(rng, 1), make_problem(rng, 2)
-    store.write_problems([p1])
-    t1, t2 = make_trace(rng, problem=p1), make_trace(rng, problem=p2)
-    store.write_traces([t1, t2])
-    rows = {r["problem_id"]: r for r in store.query("SELECT problem_id, source, domain FROM traces WHERE depth = 0").to_pylist()}
-    assert rows[p1.id]["domain"] == p1.domain and rows[p2.id]["domain"] is None
-    assert rows[p2.id]["source"] == p2.source  # recovered from the problem id
-    store.write_problems([p2, p2])
-    rows = {r["problem_id"]: r for r in store.query("SELECT problem_id, domain FROM traces WHERE depth = 0").to_pylist()}
-    assert rows[p2.id]["domain"] == p2.domain
-    assert _count(store, "problems") == 2
+    p1 = make_problem(rng, 1)
+    t1 = make_trace(rng, problem=p1)
+    store.write_traces([t1])
+    store.write_problems([p1.model_copy(update={"domain": "code", "source": "Other"}), p1])
+    row = store.query("SELECT source, domain FROM traces WHERE trace_id = ?", [t1.trace_id]).to_pylist()
+    assert row == [{"source": p1.source, "domain": p1.domain}]
+    assert _count(store, "problems") == 1
 
 
 def test_record_writers_upsert_by_key(store):

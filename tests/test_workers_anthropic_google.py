@@ -65,8 +65,8 @@ async def test_anthropic_request_usage_and_cost(server):
     assert sent.json["max_tokens"] == 4096 and sent.json["temperature"] == 0.2
     assert sent.json["thinking"] == {"type": "disabled"}  # the paper's Claude: thinking off
     assert sent.headers["authorization"] == f"Bearer {A_KEY}"  # how the 2.x SDK sends the key
-    assert (out.text, out.input_tokens, out.cached_input_tokens, out.output_tokens) == ("4", 1000, 900, 50)
-    assert out.cost_usd == pytest.approx((100 * 3 + 900 * 0.3 + 50 * 15) / 1e6)
+    assert (out.text, out.usage.input_tokens, out.usage.cached_input_tokens, out.usage.output_tokens) == ("4", 1000, 900, 50)
+    assert out.usage.cost_usd == pytest.approx((100 * 3 + 900 * 0.3 + 50 * 15) / 1e6)
     assert out.finish_reason == "end_turn"
     await worker.aclose()
 
@@ -96,7 +96,7 @@ async def test_anthropic_failures(server, caplog):
     worker = build(server, "anthropic", "claude-sonnet-4")
     out = await call_worker(worker, MSGS, FAST)
     assert "temperature" not in server.requests[0].json and "thinking" not in server.requests[0].json
-    assert out.text == "ok" and out.retries == 2 and len(server.requests) == 3
+    assert out.text == "ok" and out.usage.retries == 2 and len(server.requests) == 3
 
     server.script(ANTHROPIC_MESSAGES, Reply(401, anthropic_error(f"invalid x-api-key {A_KEY}", "authentication_error")))
     with caplog.at_level(logging.DEBUG):
@@ -139,9 +139,9 @@ async def test_gemini_request_usage_and_cost(server):
     thinking = body["generationConfig"]["thinkingConfig"]  # google-genai 3.4 sends snake_case here
     assert thinking.get("thinkingBudget", thinking.get("thinking_budget")) == 128
     assert sent.headers["x-goog-api-key"] == G_KEY
-    assert (out.text, out.input_tokens, out.cached_input_tokens) == ("4", 200, 50)
-    assert (out.output_tokens, out.reasoning_tokens) == (130, 100)  # thinking is billed as output
-    assert out.cost_usd == pytest.approx((150 * 1.25 + 50 * 0.31 + 130 * 10) / 1e6)
+    assert (out.text, out.usage.input_tokens, out.usage.cached_input_tokens) == ("4", 200, 50)
+    assert (out.usage.output_tokens, out.usage.reasoning_tokens) == (130, 100)  # thinking is billed as output
+    assert out.usage.cost_usd == pytest.approx((150 * 1.25 + 50 * 0.31 + 130 * 10) / 1e6)
     await worker.aclose()
 
 
@@ -154,7 +154,7 @@ async def test_gemini_failures(server, caplog):
     )
     worker = build(server, "google", "gemini-2.5-pro")
     out = await call_worker(worker, MSGS, FAST)
-    assert out.text == "ok" and out.retries == 2 and len(server.requests) == 3
+    assert out.text == "ok" and out.usage.retries == 2 and len(server.requests) == 3
 
     server.script(GEMINI, Reply(400, gemini_error(400, f"API key not valid: {G_KEY}", "INVALID_ARGUMENT")))
     with caplog.at_level(logging.DEBUG):

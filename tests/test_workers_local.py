@@ -44,19 +44,19 @@ async def test_local_generates_with_usage_and_one_load(tiny_path):
     assert worker._model is model  # loaded once, shared by every call
     prompt = AutoTokenizer.from_pretrained(tiny_path).apply_chat_template(
         [m.model_dump() for m in MSGS], add_generation_prompt=True, return_dict=True)
-    assert first.input_tokens == len(prompt["input_ids"])
-    assert 0 < first.output_tokens <= 8 and isinstance(first.text, str)
+    assert first.usage.input_tokens == len(prompt["input_ids"])
+    assert 0 < first.usage.output_tokens <= 8 and isinstance(first.text, str)
     assert all(r.text == first.text for r in results)  # greedy at temperature 0
-    assert first.cost_usd == 0.0  # priced in the pool file
+    assert first.usage.cost_usd == 0.0  # priced in the pool file
     short = await worker.complete(MSGS, max_tokens=2)
-    assert short.output_tokens <= 2
+    assert short.usage.output_tokens <= 2
     await worker.aclose()
 
 
 async def test_local_through_call_policy_and_bad_path(tiny_path, tmp_path):
     worker = local_worker(tiny_path)
     out = await call_worker(worker, MSGS, CallPolicy(timeout_s=60))
-    assert out.retries == 0 and out.latency_s > 0
+    assert out.usage.retries == 0 and out.usage.latency_s > 0
     await worker.aclose()
     with pytest.raises(PoolError, match="no model at"):
         local_worker(tmp_path / "missing")

@@ -59,11 +59,11 @@ async def test_reasoning_model_request_and_usage(server):
     assert "temperature" not in sent.json and "max_tokens" not in sent.json
     assert sent.json["messages"][0] == {"role": "system", "content": "be brief"}
     assert sent.headers["authorization"] == f"Bearer {KEY}"
-    assert (out.text, out.input_tokens, out.output_tokens) == ("4", 1000, 300)
-    assert (out.cached_input_tokens, out.reasoning_tokens) == (400, 120)
+    assert (out.text, out.usage.input_tokens, out.usage.output_tokens) == ("4", 1000, 300)
+    assert (out.usage.cached_input_tokens, out.usage.reasoning_tokens) == (400, 120)
     assert out.model == "gpt-5-2025-08-07" and out.finish_reason == "stop"
     # gpt-5 list price: 600 x 1.25 + 400 x 0.125 + 300 x 10 per 1M
-    assert out.cost_usd == pytest.approx((600 * 1.25 + 400 * 0.125 + 300 * 10) / 1e6)
+    assert out.usage.cost_usd == pytest.approx((600 * 1.25 + 400 * 0.125 + 300 * 10) / 1e6)
     await worker.aclose()
 
 
@@ -88,9 +88,9 @@ async def test_compatible_passes_extra_body_and_needs_no_key(server, monkeypatch
     sent = server.requests[0].json
     assert sent["chat_template_kwargs"] == {"enable_thinking": False} and sent["top_k"] == 20
     assert sent["max_tokens"] == 4096 and sent["temperature"] == 0.2
-    assert a.text == "hi" and a.input_tokens == 7
+    assert a.text == "hi" and a.usage.input_tokens == 7
     # an unknown price is unknown, not free, and warned about once per model
-    assert a.cost_usd is None and b.cost_usd is None
+    assert a.usage.cost_usd is None and b.usage.cost_usd is None
     assert sum("no price known" in r.getMessage() for r in caplog.records) == 1
 
 
@@ -99,7 +99,7 @@ async def test_pool_price_overrides_table(server):
     spec = WorkerSpec(id="q", provider="openai_compatible", model="m",
                       prices={"input": 0.5, "output": 1.0}, options={"base_url": server.url + "/v1"})
     out = await Pool.from_specs([spec]).worker("q").complete(MSGS)
-    assert out.cost_usd == pytest.approx(0.5)
+    assert out.usage.cost_usd == pytest.approx(0.5)
 
 
 async def test_429_with_retry_after_is_honoured(server):
@@ -111,7 +111,7 @@ async def test_429_with_retry_after_is_honoured(server):
     worker = openai_worker(server)
     start = time.perf_counter()
     out = await call_worker(worker, MSGS, FAST)
-    assert out.text == "done" and out.retries == 1
+    assert out.text == "done" and out.usage.retries == 1
     assert time.perf_counter() - start >= 0.95  # the server's Retry-After is a floor
     assert len(server.requests) == 2  # the SDK itself did not retry
 

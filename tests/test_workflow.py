@@ -183,3 +183,15 @@ def test_format_shaped_noise_never_raises(text):
     assert isinstance(result, (Workflow, ParseError))
     if isinstance(result, Workflow):
         assert 1 <= len(result) <= 5 and all(0 <= w < 2 for w in result.model_id)
+
+
+def test_an_internal_bug_raises_instead_of_passing_for_bad_input(monkeypatch):
+    """parse handles what a text can cause, not every exception: a bug must not read as not_a_list."""
+    import conductor.workflow as workflow_module
+
+    def broken(value, index):
+        raise KeyError("bug")
+
+    monkeypatch.setattr(workflow_module, "_access", broken)
+    with pytest.raises(KeyError, match="bug"):
+        parse("model_id = [0]\nsubtasks = ['x']\naccess_list = [[]]", 1)

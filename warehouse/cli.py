@@ -14,6 +14,7 @@ import typer
 from conductor.cli.common import UserError, console, err_console, fail, user_errors
 from conductor.config import Settings
 from warehouse import migrations
+from warehouse.sql import quote
 from warehouse.output import print_table, render_csv, render_json
 from warehouse.staging import ingest_staged, pending
 from warehouse.store import TraceStore
@@ -108,8 +109,10 @@ def sql_command(
 
 @wh_app.command("info")
 def info(db: Optional[Path] = typer.Option(None, "--db", help=DB_HELP)) -> None:
-    """Where the warehouse is, its schema version, and how many rows each table holds."""
+    """Where the warehouse is, its schema version, and how many rows each table holds. Runs of
+    this host whose process is gone are marked abandoned first (when no writer holds the file)."""
     with user_errors(duckdb.Error, migrations.SchemaError):
+        abandoned = _abandon_dead_runs(_path(db))
         store = open_for_reading(db)
         try:
             path = store.path
@@ -124,8 +127,20 @@ def info(db: Optional[Path] = typer.Option(None, "--db", help=DB_HELP)) -> None:
             }), max_rows=100)
             views = store.query("SELECT view_name FROM duckdb_views() WHERE NOT internal ORDER BY 1")
             console.print("views: " + ", ".join(views.column(0).to_pylist()))
+            if abandoned:
+                console.print(f"marked abandoned (their process was gone): {', '.join(abandoned)}")
         finally:
             store.close()
+
+
+def _abandon_dead_runs(path: Path) -> list[str]:
+    if not path.exists():
+        return []
+    try:
+        with TraceStore(path) as store:
+            return store.abandon_dead_runs()
+    except duckdb.IOException:  # another process writes the file now: it is not ours to fix
+        return []
 
 
 @wh_app.command("migrate")
@@ -154,7 +169,7 @@ def export(
             raise UserError(f"{parquet} is not empty")
         store = open_for_reading(db)
         try:
-            store.con.execute(f"EXPORT DATABASE '{_sql_str(parquet)}' (FORMAT parquet, COMPRESSION zstd)")
+            store.con.execute(f"EXPORT DATABASE {quote(str(parquet))} (FORMAT parquet, COMPRESSION zstd)")
         finally:
             store.close()
     files = sorted(p.name for p in parquet.glob("*.parquet"))
@@ -178,10 +193,6 @@ def ingest(
                 if watch is None:
                     break
                 time.sleep(watch)
-
-
-def _sql_str(path: Path) -> str:
-    return str(path).replace("'", "''")
 
 
 def register(app: typer.Typer) -> None:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import socket
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import date, datetime, timezone
@@ -16,13 +18,17 @@ import pyarrow as pa
 from pydantic import BaseModel, Field, field_validator
 
 from conductor.data.schema import Problem
+from warehouse.sql import registered, transaction
 
 
 class Run(BaseModel):
     run_id: str
     kind: str = "other"  # train | eval | ask | curate | other
     method: str | None = None
-    status: str = "running"
+    simulated: bool | None = None  # the pool had a simulated worker
+    status: str = "running"  # running | finished | failed | cancelled | abandoned
+    host: str | None = None  # where its process runs: with pid, how a dead run is found
+    pid: int | None = None
     started_at: datetime | None = None
     finished_at: datetime | None = None
     params: dict[str, Any] = Field(default_factory=dict)
@@ -102,6 +108,16 @@ class Promotion(BaseModel):
     metrics: dict[str, Any] = Field(default_factory=dict)
 
 
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: alive
+        return True
+    return True
+
+
 _MEMBERS = pa.schema([("dataset_id", pa.string()), ("problem_id", pa.string()), ("position", pa.int32())])
 
 
@@ -113,36 +129,41 @@ class RecordsMixin:
     con: duckdb.DuckDBPyConnection
     _lock: threading.Lock
 
-    def _upsert(self, table: str, key: Sequence[str], rows: list[dict[str, Any]],
-                after: str | None = None) -> int:
+    def _upsert(self, table: str, key: Sequence[str], rows: list[dict[str, Any]]) -> int:
         """Replace rows by `key` (the last of repeated keys wins), insert the rest; one transaction."""
         unique = list({tuple(r[k] for k in key): r for r in rows}.values())
         if not unique:
             return 0
         src = pa.Table.from_pylist(unique)
         on = " AND ".join(f"{table}.{k} = _src.{k}" for k in key)
-        with self._lock:
-            self.con.begin()
-            try:
-                self.con.register("_src", src)
-                self.con.execute(f"DELETE FROM {table} USING _src WHERE {on}")
-                self.con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _src")
-                if after:
-                    self.con.execute(after)
-                self.con.commit()
-            except BaseException:
-                self.con.rollback()
-                raise
-            finally:
-                self.con.unregister("_src")
+        with self._lock, registered(self.con, _src=src), transaction(self.con) as con:
+            con.execute(f"DELETE FROM {table} USING _src WHERE {on}")
+            con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _src")
         return len(unique)
 
     def write_runs(self, runs: Iterable[Run]) -> int:
         rows = [r.model_dump() | {"params": _json(r.params)} for r in runs]
         return self._upsert("runs", ["run_id"], rows)
 
+    def abandon_dead_runs(self, host: str | None = None) -> list[str]:
+        """Mark `abandoned` every run still `running` on this host whose process is gone (killed,
+        crashed); returns their ids. Runs on other hosts cannot be checked from here."""
+        host = host or socket.gethostname()
+        running = self.con.execute(
+            "SELECT run_id, pid FROM runs WHERE status = 'running' AND host = ? AND pid IS NOT NULL", [host]
+        ).fetchall()
+        dead = [run_id for run_id, pid in running if not _alive(pid)]
+        if dead:
+            with self._lock, transaction(self.con) as con:
+                con.execute(
+                    "UPDATE runs SET status = 'abandoned', finished_at = now(),"
+                    " notes = coalesce(notes || '; ', '') || 'its process ' || pid || ' was gone'"
+                    " WHERE run_id IN (SELECT unnest(?::VARCHAR[]))", [dead]
+                )
+        return dead
+
     def write_problems(self, problems: Iterable[Problem]) -> int:
-        """Store problems; traces already stored for them get their domain and source filled in."""
+        """Store problems (upserted by id)."""
         rows = [
             {
                 "problem_id": p.id, "source": p.source, "domain": p.domain, "question": p.question,
@@ -152,12 +173,7 @@ class RecordsMixin:
             }
             for p in problems
         ]
-        backfill = (
-            "UPDATE traces SET domain = coalesce(traces.domain, _src.domain),"
-            " source = coalesce(traces.source, _src.source) FROM _src"
-            " WHERE traces.problem_id = _src.problem_id AND (traces.domain IS NULL OR traces.source IS NULL)"
-        )
-        return self._upsert("problems", ["problem_id"], rows, after=backfill)
+        return self._upsert("problems", ["problem_id"], rows)
 
     def write_dataset(self, manifest: DatasetManifest) -> int:
         """A data set's manifest and membership (replacing an earlier manifest of the same id)."""
@@ -169,22 +185,13 @@ class RecordsMixin:
             {"dataset_id": manifest.dataset_id, "problem_id": pid, "position": i}
             for i, pid in enumerate(manifest.problem_ids)
         ]
-        with self._lock:
-            self.con.begin()
-            try:
-                self.con.register("_members", pa.Table.from_pylist(members, schema=_MEMBERS))
-                self.con.register("_manifest", pa.Table.from_pylist([row]))
-                self.con.execute("DELETE FROM dataset_problems WHERE dataset_id = ?", [manifest.dataset_id])
-                self.con.execute("DELETE FROM datasets WHERE dataset_id = ?", [manifest.dataset_id])
-                self.con.execute("INSERT INTO datasets BY NAME SELECT * FROM _manifest")
-                self.con.execute("INSERT INTO dataset_problems BY NAME SELECT * FROM _members")
-                self.con.commit()
-            except BaseException:
-                self.con.rollback()
-                raise
-            finally:
-                self.con.unregister("_members")
-                self.con.unregister("_manifest")
+        tables = {"_members": pa.Table.from_pylist(members, schema=_MEMBERS),
+                  "_manifest": pa.Table.from_pylist([row])}
+        with self._lock, registered(self.con, **tables), transaction(self.con) as con:
+            con.execute("DELETE FROM dataset_problems WHERE dataset_id = ?", [manifest.dataset_id])
+            con.execute("DELETE FROM datasets WHERE dataset_id = ?", [manifest.dataset_id])
+            con.execute("INSERT INTO datasets BY NAME SELECT * FROM _manifest")
+            con.execute("INSERT INTO dataset_problems BY NAME SELECT * FROM _members")
         return len(members)
 
     def write_evaluations(self, evaluations: Iterable[Evaluation]) -> int:

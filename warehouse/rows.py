@@ -7,20 +7,19 @@ tables; `rebuild` turns the rows of one question back into the same nested Trace
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import timezone
 from typing import Any
 
 import pyarrow as pa
 from pydantic import TypeAdapter
 
-from conductor.trace import CallRecord, StepRecord, Totals, Trace
+from conductor.shapes import shape_of
+from conductor.trace import CallRecord, StepRecord, Trace
+from conductor.types import Message, Usage
 from conductor.verify.verdict import Verdict
-from conductor.workers.base import Message
-from conductor.workflow import ALL, Workflow, resolve_access
-from warehouse.shape import classify
+from conductor.workflow import ALL, Workflow
 
 TS = pa.timestamp("us", tz="UTC")
 STR = pa.string()
@@ -29,14 +28,29 @@ I64 = pa.int64()
 F64 = pa.float64()
 BOOL = pa.bool_()
 
+# A Usage value is stored as one column per field, in `traces` (the trace's total) and in
+# `calls` (one call's), under the field's own name; `_usage_row`/`_usage` are the only mapping.
+USAGE_TYPES = {"input_tokens": I64, "output_tokens": I64, "reasoning_tokens": I64, "cached_input_tokens": I64,
+               "cost_usd": F64, "latency_s": F64, "retries": I32}
+assert set(USAGE_TYPES) == set(Usage.model_fields), "a Usage field without a column"
+USAGE_COLUMNS = list(USAGE_TYPES.items())
+
+
+def _usage_row(u: Usage) -> tuple[Any, ...]:
+    return tuple(getattr(u, name) for name in USAGE_TYPES)
+
+
+def _usage(row: dict[str, Any]) -> Usage:
+    return Usage(**{name: row[name] for name in USAGE_TYPES if row.get(name) is not None})
+
 TRACE_SCHEMA = pa.schema([
     ("trace_id", STR), ("root_trace_id", STR), ("parent_trace_id", STR), ("parent_step_index", I32),
     ("depth", I32), ("run_id", STR), ("problem_id", STR), ("source", STR), ("domain", STR),
     ("pool", pa.list_(STR)), ("conductor_prompt", STR), ("conductor_output", STR),
     ("conductor_call_id", STR), ("parse_status", STR), ("parse_error", STR), ("workflow", STR),
     ("n_steps", I32), ("shape", STR), ("answer", STR), ("stop_reason", STR), ("correct", BOOL),
-    ("verdict", STR), ("reward", F64), ("calls", I32), ("input_tokens", I64), ("output_tokens", I64),
-    ("tokens", I64), ("cost_usd", F64), ("cost_known", BOOL), ("wall_s", F64), ("created_at", TS),
+    ("verdict", STR), ("reward", F64), ("calls", I32), *USAGE_COLUMNS,
+    ("tokens", I64), ("cost_known", BOOL), ("wall_s", F64), ("created_at", TS),
 ])
 STEP_SCHEMA = pa.schema([
     ("trace_id", STR), ("step_index", I32), ("root_trace_id", STR), ("run_id", STR),
@@ -47,13 +61,9 @@ STEP_SCHEMA = pa.schema([
 CALL_SCHEMA = pa.schema([
     ("call_id", STR), ("trace_id", STR), ("root_trace_id", STR), ("run_id", STR), ("step_index", I32),
     ("role", STR), ("worker_id", STR), ("provider", STR), ("model", STR), ("messages", STR),
-    ("output", STR), ("status", STR), ("input_tokens", I64), ("output_tokens", I64),
-    ("cached_input_tokens", I64), ("tokens", I64), ("latency_s", F64), ("cost_usd", F64),
-    ("retries", I32), ("error", STR), ("started_at_s", F64), ("reasoning_tokens", I64),
+    ("output", STR), ("status", STR), *USAGE_COLUMNS, ("tokens", I64),
+    ("error", STR), ("started_at_s", F64),
 ])
-
-# Problem.make_id: "<source>-<16 hex>"; the source is recoverable without the problems table.
-_PROBLEM_ID = re.compile(r"^(?P<source>.+)-[0-9a-f]{16}$")
 
 
 class TraceRowError(ValueError):
@@ -69,10 +79,6 @@ class Batch:
     @property
     def rows(self) -> int:
         return self.traces.num_rows + self.steps.num_rows + self.calls.num_rows
-
-    @property
-    def root_ids(self) -> list[str]:
-        return sorted(set(self.traces.column("root_trace_id").to_pylist()))
 
 
 _MESSAGES = TypeAdapter(list[Message])
@@ -92,32 +98,6 @@ def _workflow_json(wf: Workflow | None) -> str | None:
     )
 
 
-def _timestamp(value: str | None, trace_id: str) -> datetime | None:
-    if value is None:
-        return None
-    try:
-        dt = datetime.fromisoformat(value)
-    except ValueError:
-        raise TraceRowError(f"trace {trace_id}: created_at {value!r} is not ISO-8601") from None
-    return dt.replace(tzinfo=timezone.utc) if dt.tzinfo is None else dt.astimezone(timezone.utc)
-
-
-def source_of(problem_id: str) -> str | None:
-    m = _PROBLEM_ID.match(problem_id)
-    return m.group("source") if m else None
-
-
-def shape_of(trace: Trace) -> str:
-    recursed = any(s.child is not None for s in trace.steps)
-    wf = trace.workflow
-    if wf is not None:  # resolve access directly: Workflow.steps builds a model per step (slow)
-        reads = [resolve_access(a, i) for i, a in enumerate(wf.access_list)]
-        return classify(reads, wf.subtasks, recursed=recursed)
-    if trace.parse_status != "ok":
-        return "unparsed"
-    return classify([s.reads for s in trace.steps], [s.subtask for s in trace.steps], recursed=recursed)
-
-
 class _Columns:
     """Column-wise lists: appending a tuple per row is cheaper than building dicts."""
 
@@ -135,15 +115,15 @@ class _Columns:
 def _call_row(c: CallRecord, trace_id: str, root: str, run_id: str | None, step: int | None) -> tuple[Any, ...]:
     return (
         c.call_id, trace_id, root, run_id, step, c.role, c.worker_id, c.provider, c.model,
-        _messages_json(c.messages), c.output, "error" if c.error else "ok", c.input_tokens,
-        c.output_tokens, c.cached_input_tokens, c.input_tokens + c.output_tokens, c.latency_s,
-        c.cost_usd, c.retries, c.error, c.started_at_s, c.reasoning_tokens,
+        _messages_json(c.messages), c.output, "error" if c.error else "ok", *_usage_row(c.usage),
+        c.usage.tokens, c.error, c.started_at_s,
     )
 
 
-def flatten(traces: Iterable[Trace], *, domains: dict[str, str] | None = None) -> Batch:
+def flatten(traces: Iterable[Trace]) -> Batch:
     """Rows for every round, step and call of `traces` (depth-0 Traces; the last copy of a
-    repeated trace id wins). `domains` maps problem_id -> domain where the caller knows it."""
+    repeated trace id wins). Every value is the trace's own: nothing is looked up or derived
+    here except the shape, which is named by `conductor.shapes`."""
     latest: dict[str, Trace] = {}
     for t in traces:
         latest[t.trace_id] = t
@@ -158,17 +138,16 @@ def flatten(traces: Iterable[Trace], *, domains: dict[str, str] | None = None) -
             seen_rounds.add(t.trace_id)
             rid = root.trace_id
             cc = t.conductor_call
-            tot = t.totals
             v = t.verdict
             tr.rows.append((
                 t.trace_id, rid, t.parent_trace_id, parent_step, t.depth, t.run_id, t.problem_id,
-                source_of(t.problem_id), (domains or {}).get(t.problem_id), list(t.pool),
+                t.source, t.domain, list(t.pool),
                 _messages_json(t.conductor_prompt), t.conductor_output,
                 cc.call_id if cc else None, t.parse_status, t.parse_error, _workflow_json(t.workflow),
                 len(t.workflow) if t.workflow is not None else len(t.steps), shape_of(t), t.answer,
                 t.stop_reason, v.correct if v else None, v.model_dump_json() if v else None, t.reward,
-                tot.calls, tot.input_tokens, tot.output_tokens, tot.input_tokens + tot.output_tokens,
-                tot.cost_usd, tot.cost_known, tot.wall_s, _timestamp(t.created_at, t.trace_id),
+                t.calls, *_usage_row(t.usage), t.usage.tokens, t.usage.cost_usd is not None, t.wall_s,
+                t.created_at,
             ))
             if cc is not None:
                 ca.rows.append(_call_row(cc, t.trace_id, rid, t.run_id, None))
@@ -189,10 +168,7 @@ def _call(row: dict[str, Any]) -> CallRecord:
     return CallRecord(
         call_id=row["call_id"], role=row["role"], worker_id=row["worker_id"], provider=row["provider"],
         model=row["model"], messages=[Message(**m) for m in json.loads(row["messages"] or "[]")],
-        output=row["output"], input_tokens=row["input_tokens"], output_tokens=row["output_tokens"],
-        cached_input_tokens=row["cached_input_tokens"], latency_s=row["latency_s"],
-        cost_usd=row["cost_usd"], retries=row["retries"], error=row["error"],
-        started_at_s=row["started_at_s"], reasoning_tokens=row.get("reasoning_tokens") or 0,
+        output=row["output"], usage=_usage(row), error=row["error"], started_at_s=row["started_at_s"],
     )
 
 
@@ -210,7 +186,8 @@ def rebuild(root_id: str, traces: list[dict[str, Any]], steps: list[dict[str, An
         created = r["created_at"]
         wf = json.loads(r["workflow"]) if r["workflow"] else None
         return Trace(
-            trace_id=r["trace_id"], run_id=r["run_id"], problem_id=r["problem_id"],
+            trace_id=r["trace_id"], run_id=r["run_id"], problem_id=r["problem_id"], source=r["source"],
+            domain=r["domain"],
             parent_trace_id=r["parent_trace_id"], depth=r["depth"], pool=list(r["pool"] or []),
             conductor_prompt=[Message(**m) for m in json.loads(r["conductor_prompt"] or "[]")],
             conductor_output=r["conductor_output"],
@@ -230,11 +207,8 @@ def rebuild(root_id: str, traces: list[dict[str, Any]], steps: list[dict[str, An
             answer=r["answer"], stop_reason=r["stop_reason"],
             verdict=Verdict.model_validate_json(r["verdict"]) if r["verdict"] else None,
             reward=r["reward"],
-            totals=Totals(
-                calls=r["calls"], input_tokens=r["input_tokens"], output_tokens=r["output_tokens"],
-                cost_usd=r["cost_usd"], cost_known=r["cost_known"], wall_s=r["wall_s"],
-            ),
-            created_at=created.astimezone(timezone.utc).isoformat() if created is not None else None,
+            calls=r["calls"], usage=_usage(r), wall_s=r["wall_s"],
+            created_at=created.astimezone(timezone.utc),
         )
 
     return build(root_id)

@@ -79,10 +79,9 @@ def stage_batch(staging_dir: str | Path, batch: Batch, batch_id: str | None = No
     return final
 
 
-def stage_traces(staging_dir: str | Path, traces: Iterable[Trace], *,
-                 domains: dict[str, str] | None = None, batch_id: str | None = None) -> Path:
+def stage_traces(staging_dir: str | Path, traces: Iterable[Trace], *, batch_id: str | None = None) -> Path:
     """Flatten in this process (so the single writer does no Python work per trace) and stage."""
-    return stage_batch(staging_dir, flatten(traces, domains=domains), batch_id)
+    return stage_batch(staging_dir, flatten(traces), batch_id)
 
 
 def pending(staging_dir: str | Path) -> list[Path]:

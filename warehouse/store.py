@@ -21,6 +21,7 @@ from conductor.trace import Trace
 from warehouse import migrations
 from warehouse.records import RecordsMixin
 from warehouse.rows import Batch, flatten, rebuild
+from warehouse.sql import registered, transaction
 
 Progress = Callable[[str], None]
 TRACE_TABLES = ("traces", "steps", "calls")
@@ -87,9 +88,6 @@ class TraceStore(RecordsMixin):
             rel = self.con.sql(sql, params=params)
             return rel.to_arrow_table() if rel is not None else pa.table({})
 
-    def query_df(self, sql: str, params: Sequence[Any] | dict[str, Any] | None = None) -> Any:
-        return self.query(sql, params).to_pandas()
-
     def counts(self) -> dict[str, int]:
         """Row count of every table (views excluded)."""
         names = self.query(
@@ -97,6 +95,10 @@ class TraceStore(RecordsMixin):
             " AND schema_name = 'main' ORDER BY table_name"
         ).column(0).to_pylist()
         return {n: self.query(f'SELECT count(*) FROM "{n}"').column(0)[0].as_py() for n in names}
+
+    def run_summary(self, run_id: str) -> list[dict[str, Any]]:
+        """One row per benchmark of a run, from `v_run_summary`."""
+        return self.query("SELECT * FROM v_run_summary WHERE run_id = ? ORDER BY benchmark", [run_id]).to_pylist()
 
     def get_trace(self, trace_id: str) -> Trace | None:
         """The nested Trace `trace_id` (a question or one of its rounds), or None."""
@@ -115,9 +117,9 @@ class TraceStore(RecordsMixin):
         return self.query("SELECT 1 FROM ingested_batches WHERE batch_id = ?", [batch_id]).num_rows > 0
 
     # -- trace writes ----------------------------------------------------------------------
-    def write_traces(self, traces: Iterable[Trace], *, domains: dict[str, str] | None = None) -> WriteResult:
+    def write_traces(self, traces: Iterable[Trace]) -> WriteResult:
         """Store depth-0 Traces with their rounds, steps and calls, in one transaction."""
-        return self.write_batch(flatten(traces, domains=domains))
+        return self.write_batch(flatten(traces))
 
     def write_batch(self, batch: Batch, *, batch_id: str | None = None,
                     on_progress: Progress | None = None) -> WriteResult:
@@ -133,9 +135,7 @@ class TraceStore(RecordsMixin):
         note = on_progress or (lambda _stage: None)
         results: list[WriteResult] = []
         with self._lock:
-            con = self.con
-            con.begin()
-            try:
+            with transaction(self.con) as con:
                 for batch_id, batch in batches:
                     if batch_id is not None and con.execute(
                         "SELECT 1 FROM ingested_batches WHERE batch_id = ?", [batch_id]
@@ -148,44 +148,23 @@ class TraceStore(RecordsMixin):
                             "INSERT INTO ingested_batches (batch_id, traces, steps, calls) VALUES (?, ?, ?, ?)",
                             [batch_id, batch.traces.num_rows, batch.steps.num_rows, batch.calls.num_rows],
                         )
-                con.commit()
-                note("committed")
-            except BaseException:
-                con.rollback()
-                self._unregister()
-                raise
+            note("committed")
         return results
 
     def _insert(self, batch: Batch, note: Progress | None) -> WriteResult:
         """Replace the batch's questions inside the caller's transaction."""
         note = note or (lambda _stage: None)
         con = self.con
-        con.register("src_traces", batch.traces)
-        con.register("src_steps", batch.steps)
-        con.register("src_calls", batch.calls)
-        try:
+        with registered(con, src_traces=batch.traces, src_steps=batch.steps, src_calls=batch.calls):
             replaced = self._delete_existing(con)
             note("deleted")
-            con.execute(
-                "INSERT INTO traces BY NAME SELECT s.* REPLACE ("
-                " coalesce(s.domain, p.domain) AS domain, coalesce(s.source, p.source) AS source)"
-                " FROM src_traces s LEFT JOIN problems p ON p.problem_id = s.problem_id"
-            )
+            con.execute("INSERT INTO traces BY NAME SELECT * FROM src_traces")
             note("traces")
             con.execute("INSERT INTO steps BY NAME SELECT * FROM src_steps")
             note("steps")
             con.execute("INSERT INTO calls BY NAME SELECT * FROM src_calls")
             note("calls")
-        finally:
-            self._unregister()
         return WriteResult(batch.traces.num_rows, batch.steps.num_rows, batch.calls.num_rows, replaced)
-
-    def _unregister(self) -> None:
-        for name in ("src_traces", "src_steps", "src_calls"):
-            try:
-                self.con.unregister(name)
-            except duckdb.Error:  # an aborted transaction refuses it; the next register replaces it
-                pass
 
     @staticmethod
     def _delete_existing(con: duckdb.DuckDBPyConnection) -> int:

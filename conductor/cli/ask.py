@@ -11,10 +11,11 @@ from conductor.cli.common import console, read_text_arg, user_errors
 from conductor.cli.render import trace_view
 from conductor.config import load_settings
 from conductor.data.bank import sample_problems
-from conductor.data.schema import DOMAINS, Problem
+from conductor.data.schema import DOMAINS
 from conductor.executor import execute
-from conductor.planners import template_workflow
+from conductor.planners import template_workflow, worker_indices
 from conductor.trace import Trace
+from conductor.types import Task
 from conductor.workers.pool import Pool, PoolError
 from conductor.workers.registry import BuildContext
 from conductor.workflow import ParseError, Workflow, parse
@@ -23,7 +24,7 @@ from conductor.workflow import ParseError, Workflow, parse
 def default_workflow(pool: Pool) -> Workflow:
     """Three independent attempts and an aggregator when the pool has three workers or more;
     else solve-and-verify; else one call."""
-    workers = [i for i in range(len(pool)) if not pool.is_conductor(i)]
+    workers = worker_indices(pool.specs)
     if not workers:
         raise PoolError("the pool has no worker other than the Conductor")
     shape = "fanout" if len(workers) >= 3 else "verify" if len(workers) == 2 else "single"
@@ -49,10 +50,9 @@ def ask(
         if domain not in DOMAINS:
             raise ValueError(f"--domain must be one of {', '.join(DOMAINS)}")
         bank = sample_problems()
-        problem = next((p for p in bank if p.question.strip() == question.strip()), None) or Problem(
-            id=Problem.make_id("cli", question), source="cli", domain=domain, question=question  # type: ignore[arg-type]
-        )
-        pool = Pool.load(pool_file or settings.pool_file, BuildContext(problems=[*bank, problem]))
+        known = next((p for p in bank if p.question.strip() == question.strip()), None)
+        task = Task.of(known) if known else Task.adhoc(question, domain)  # type: ignore[arg-type]
+        pool = Pool.load(pool_file or settings.pool_file, BuildContext(problems=bank))
         if plan is not None:
             result = parse(read_text_arg(plan), pool.ids, max_steps=settings.execution.max_steps)
             if isinstance(result, ParseError):
@@ -63,7 +63,7 @@ def ask(
 
     async def run() -> Trace:
         async with pool:
-            return await execute(workflow, problem, pool, config=settings.execution)
+            return await execute(workflow, task, pool, config=settings.execution)
 
     trace = asyncio.run(run())
     if as_json:

@@ -27,16 +27,15 @@ def trace_view(trace: Trace) -> Group:
         table.add_row(
             str(s.index), s.worker_id, ",".join(map(str, s.reads)) or "-", s.status,
             f"{s.finished_at_s - s.started_at_s:.2f}s",
-            str(c.input_tokens) if c else "-", str(c.output_tokens) if c else "-",
-            money(c.cost_usd) if c else "-", str(c.retries) if c else "-",
+            str(c.usage.input_tokens) if c else "-", str(c.usage.output_tokens) if c else "-",
+            money(c.usage.cost_usd) if c else "-", str(c.usage.retries) if c else "-",
         )
     parts.append(table)
     if trace.stop_reason:
         parts.append(Text(f"stopped: {trace.stop_reason}", style="yellow"))
-    t = trace.totals
-    parts.append(
-        f"[bold]totals[/]: {t.calls} calls, {t.input_tokens}+{t.output_tokens} tokens, "
-        f"{money(t.cost_usd) if t.cost_known else money(t.cost_usd) + ' (some prices unknown)'}, {t.wall_s:.2f}s"
-    )
+    u = trace.usage
+    cost = money(u.cost_usd) if u.cost_usd is not None else "unknown (some prices unknown)"
+    parts.append(f"[bold]totals[/]: {trace.calls} calls, {u.input_tokens}+{u.output_tokens} tokens, {cost},"
+                 f" {trace.wall_s:.2f}s")
     parts.append(Panel(Text(trace.answer or "(no answer)"), title="answer", expand=False))
     return Group(*parts)

@@ -23,16 +23,22 @@ Progress = Callable[[str], None]
 
 
 class CurationConfig(BaseModel):
-    profile: Literal["local", "production"] = "local"  # local: shipped samples; production: the hub
-    total: int = Field(default=960, gt=0)  # train problems, split evenly over the train sources
-    seed: int = 0
-    near_dup_threshold: float = Field(default=0.8, gt=0, le=1)
-    contamination_ngram: int = Field(default=13, gt=0)
-    on_error: OnError = "skip"
-    paths: dict[str, str] = Field(default_factory=dict)  # source -> local file overriding the profile
-    # add the generated bank's train split (sources synthetic_*) to the training set, all of it:
-    # the quota `total` is for the real sources
-    bank: bool = False
+    """What curation builds; each description is the field's documentation and CLI help."""
+
+    profile: Literal["local", "production"] = Field(
+        default="local", description="local: the sample files shipped in the repo; production: the pinned hub datasets.")
+    total: int = Field(default=960, gt=0, description="Training problems, split evenly over the train sources.")
+    seed: int = Field(default=0, description="Seed of the sampling.")
+    near_dup_threshold: float = Field(
+        default=0.8, gt=0, le=1, description="MinHash Jaccard similarity above which two questions are near-duplicates.")
+    contamination_ngram: int = Field(
+        default=13, gt=0, description="Word n-gram length: a train question sharing one with an eval question is dropped.")
+    on_error: OnError = Field(default="skip", description="A malformed source row: skip it (recorded) or raise.")
+    paths: dict[str, str] = Field(
+        default_factory=dict, description="Source name -> local file that replaces the profile's data for it.")
+    bank: bool = Field(
+        default=False,
+        description="Also add the generated bank's whole train split (sources synthetic_*); `total` is the quota of the real sources only.")
 
     @property
     def source_names(self) -> list[str]:

@@ -12,8 +12,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from conductor.data.lcb import decode_private_tests, to_test_cases
+from conductor.answers import last_boxed
 from conductor.data.schema import DOMAINS, Domain, Problem
-from conductor.verify.extract import last_boxed
 
 Role = Literal["train", "eval"]
 RowFn = Callable[[dict[str, Any], "SourceSpec"], Problem]

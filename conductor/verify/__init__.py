@@ -10,11 +10,11 @@ from conductor.data.schema import Problem
 from conductor.sandbox import Limits, default_workers
 from conductor.verify.choice import verify_choice
 from conductor.verify.code_tests import extract_code, verify_code
-from conductor.verify.freeform import Judge, JudgeConfig, consult_judge, verify_freeform_rules, worker_judge
+from conductor.verify.freeform import Judge, consult_judge, verify_freeform_rules
 from conductor.verify.math_answers import verify_math
 from conductor.verify.verdict import Verdict
 
-__all__ = ["Judge", "JudgeConfig", "Verdict", "averify", "extract_code", "verify", "worker_judge"]
+__all__ = ["Judge", "Verdict", "averify", "extract_code", "verify"]
 
 _code_pool: ThreadPoolExecutor | None = None
 
@@ -63,7 +63,7 @@ async def averify(
     code_limits: Limits | None = None,
 ) -> Verdict:
     """Grade from asyncio: code and math run in a thread pool (they block); free-form answers the
-    rules reject go to `judge` when one is given (see `worker_judge`)."""
+    rules reject go to `judge` when one is given (see `conductor.workers.judge.worker_judge`)."""
     if (early := _missing(problem, answer_text)) is not None:
         return early
     assert answer_text is not None

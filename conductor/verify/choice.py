@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from conductor.verify.extract import last_boxed, strip_think
+from conductor.answers import last_boxed, strip_think
 from conductor.verify.verdict import Verdict
 
 # Markup around a letter: bold/italic, parentheses, brackets, \text{}, quotes.

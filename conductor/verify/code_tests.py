@@ -16,13 +16,12 @@ import hashlib
 import json
 import threading
 from collections import OrderedDict
-from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from conductor.data.schema import Problem, TestCase
+from conductor.answers import stdout_matches, strip_think
 from conductor.sandbox import Isolation, Job, Limits, RunResult, isolation, run
 from conductor.sandbox_launch import site_packages
-from conductor.verify.extract import strip_think
 from conductor.verify.harness import BCB_HARNESS, CALL_HARNESS, LCB_IMPORTS
 from conductor.verify.verdict import Verdict
 
@@ -83,27 +82,6 @@ def extract_code(text: str) -> str | None:
         return None
     code = "\n".join(lines[fences[-2] + 1 : fences[-1]])
     return code if code.strip() else None
-
-
-def _decimals(line: str) -> list[Decimal] | None:
-    try:
-        return [Decimal(tok) for tok in line.split()]
-    except InvalidOperation:
-        return None
-
-
-def stdout_matches(got: str, expected: str) -> bool:
-    got_lines, exp_lines = got.strip().split("\n"), expected.strip().split("\n")
-    if len(got_lines) != len(exp_lines):
-        return False
-    for g, e in zip(got_lines, exp_lines, strict=True):
-        g, e = g.strip(), e.strip()
-        if g == e:
-            continue
-        gd, ed = _decimals(g), _decimals(e)
-        if gd is None or ed is None or gd != ed:
-            return False
-    return True
 
 
 def _show(value: str, limit: int = 80) -> str:

@@ -3,44 +3,18 @@ an LLM judge: one worker of the pool asked whether the answer matches the refere
 
 from __future__ import annotations
 
-import asyncio
 import re
 import string
 import unicodedata
 from collections.abc import Awaitable, Callable
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from conductor.data.schema import Problem
-from conductor.verify.extract import final_answer
+from conductor.answers import final_answer
 from conductor.verify.math_answers import equivalent, parse_gold, too_big
 from conductor.verify.verdict import Verdict
-from conductor.workers.base import Message, Worker, WorkerError
 
 # (problem, reference answer, candidate answer) -> True/False, or None when the judge could not decide
 Judge = Callable[[Problem, str, str], Awaitable[bool | None]]
-
-JUDGE_PROMPT = """You grade answers. Reply with exactly one word: YES if the candidate answer means the \
-same as the reference answer for this question, otherwise NO.
-
-Question:
-{question}
-
-Reference answer: {reference}
-Candidate answer: {candidate}
-
-Same meaning (YES/NO)?"""
-
-
-class JudgeConfig(BaseModel):
-    """The optional LLM judge for free-form answers; off by default."""
-
-    model_config = ConfigDict(frozen=True)
-
-    enabled: bool = False
-    worker_id: str | None = None  # which pool worker judges (None: the caller picks)
-    max_tokens: int = Field(default=8, gt=0)
-    timeout_s: float = Field(default=60.0, gt=0)
 
 
 def normalise_text(text: str) -> str:
@@ -50,26 +24,6 @@ def normalise_text(text: str) -> str:
     text = "".join(" " if ch in string.punctuation else ch for ch in text)
     text = re.sub(r"\b(a|an|the)\b", " ", text)
     return " ".join(text.split())
-
-
-def worker_judge(worker: Worker, config: JudgeConfig | None = None) -> Judge:
-    """A Judge that asks `worker`. Worker errors and unclear replies give None (undecided)."""
-    config = config or JudgeConfig(enabled=True)
-
-    async def judge(problem: Problem, reference: str, candidate: str) -> bool | None:
-        prompt = JUDGE_PROMPT.format(question=problem.question[:4000], reference=reference, candidate=candidate)
-        try:
-            done = await asyncio.wait_for(
-                worker.complete([Message(role="user", content=prompt)], max_tokens=config.max_tokens,
-                                temperature=0.0),
-                timeout=config.timeout_s,
-            )
-        except (WorkerError, TimeoutError):
-            return None
-        word = (done.text.strip().split() or [""])[0].strip(".!*").upper()
-        return {"YES": True, "NO": False}.get(word)
-
-    return judge
 
 
 def _mathy(text: str) -> bool:

@@ -9,7 +9,7 @@ from typing import Any
 
 from math_verify import parse, verify
 
-from conductor.verify.extract import final_answer, strip_think
+from conductor.answers import final_answer, strip_think
 from conductor.verify.verdict import Verdict
 
 # math-verify's own timeouts use SIGALRM, which works only on the main thread; off it we run

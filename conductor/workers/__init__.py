@@ -1,6 +1,8 @@
 """Workers: one protocol, one adapter per provider, a pool built from a YAML file."""
 
-from conductor.workers.base import Completion, Message, Prices, Worker, WorkerError, WorkerSpec
+from conductor.types import Message, Prices, WorkerSpec
+
+from conductor.workers.base import Completion, Worker, WorkerError
 from conductor.workers.pool import Pool, PoolError, PoolFile, read_pool_file
 from conductor.workers.registry import BuildContext, register_provider
 
@@ -12,6 +14,7 @@ __all__ = [
     "PoolError",
     "PoolFile",
     "Prices",
+    "Usage",
     "Worker",
     "WorkerError",
     "WorkerSpec",

@@ -13,7 +13,9 @@ from typing import Any, ClassVar
 import anthropic
 from pydantic import Field, model_validator
 
-from conductor.workers.base import Completion, Message, WorkerError, WorkerSpec
+from conductor.types import Message, Usage, WorkerSpec
+
+from conductor.workers.base import Completion, WorkerError
 from conductor.workers.failures import connection_error, malformed, status_error
 from conductor.workers.registry import BuildContext, register_provider
 from conductor.workers.remote import CommonOptions, RemoteWorker, parse_options
@@ -115,10 +117,12 @@ class AnthropicWorker(RemoteWorker):
             return Completion(
                 text=text,
                 # Anthropic's input_tokens excludes cache reads and writes; ours counts every input token.
-                input_tokens=usage.input_tokens + cache_read + cache_write,
-                cached_input_tokens=cache_read,
-                output_tokens=usage.output_tokens,
-                reasoning_tokens=(getattr(details, "thinking_tokens", 0) or 0) if details else 0,
+                usage=Usage(
+                    input_tokens=usage.input_tokens + cache_read + cache_write,
+                    cached_input_tokens=cache_read,
+                    output_tokens=usage.output_tokens,
+                    reasoning_tokens=(getattr(details, "thinking_tokens", 0) or 0) if details else 0,
+                ),
                 model=response.model or self.spec.model,
                 finish_reason=response.stop_reason,
             )

@@ -9,7 +9,9 @@ import random
 import time
 from dataclasses import dataclass
 
-from conductor.workers.base import Completion, Message, Worker, WorkerError
+from conductor.types import Message
+
+from conductor.workers.base import Completion, Worker, WorkerError
 
 
 @dataclass(frozen=True)
@@ -71,8 +73,8 @@ async def call_worker(
         except WorkerError as exc:
             error, retryable, retry_after, status = str(exc), exc.retryable, exc.retry_after, exc.status
         else:
-            completion.retries = attempt
-            completion.latency_s = time.perf_counter() - start
+            completion.usage.retries = attempt
+            completion.usage.latency_s = time.perf_counter() - start
             return completion
         if not retryable or attempt >= policy.max_retries:
             suffix = f" (after {attempt} retries)" if attempt else ""

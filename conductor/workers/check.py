@@ -10,8 +10,10 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from conductor.workers.base import Message, Worker, WorkerError, WorkerSpec
-from conductor.workers.registry import CONDUCTOR_PROVIDER, BuildContext, factory_for
+from conductor.types import Message, WorkerSpec
+
+from conductor.workers.base import Worker, WorkerError
+from conductor.workers.registry import BuildContext, factory_for
 from conductor.workers.secrets import MissingKeyError, Scrubber
 
 PING = [Message(role="user", content="Reply with the single word OK.")]
@@ -39,7 +41,7 @@ def _key_status(worker: Worker | None, error: Exception | None) -> str:
 
 def _build(spec: WorkerSpec, context: BuildContext) -> tuple[CheckResult, Worker | None]:
     result = CheckResult(spec.id, spec.provider, spec.model, key="not needed", ok=False)
-    if spec.provider == CONDUCTOR_PROVIDER:
+    if spec.is_conductor:
         result.ok, result.detail = True, "the Conductor itself (re-plans; nothing to call)"
         return result, None
     try:

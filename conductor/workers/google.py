@@ -15,7 +15,9 @@ from google.genai import errors as genai_errors
 from google.genai import types
 from pydantic import Field
 
-from conductor.workers.base import Completion, Message, WorkerError, WorkerSpec
+from conductor.types import Message, Usage, WorkerSpec
+
+from conductor.workers.base import Completion, WorkerError
 from conductor.workers.failures import connection_error, malformed, status_error
 from conductor.workers.registry import BuildContext, register_provider
 from conductor.workers.remote import CommonOptions, RemoteWorker, parse_options
@@ -114,10 +116,12 @@ class GoogleWorker(RemoteWorker):
         )
         if usage is not None:
             thoughts = usage.thoughts_token_count or 0
-            completion.input_tokens = usage.prompt_token_count or 0
-            completion.cached_input_tokens = usage.cached_content_token_count or 0
-            completion.output_tokens = (usage.candidates_token_count or 0) + thoughts
-            completion.reasoning_tokens = thoughts
+            completion.usage = Usage(
+                input_tokens=usage.prompt_token_count or 0,
+                cached_input_tokens=usage.cached_content_token_count or 0,
+                output_tokens=(usage.candidates_token_count or 0) + thoughts,
+                reasoning_tokens=thoughts,
+            )
         return completion
 
     async def aclose(self) -> None:

@@ -15,8 +15,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from conductor.pricing import cost_of
-from conductor.workers.base import Completion, Message, WorkerError, WorkerSpec
+from conductor.workers.pricing import cost_of
+from conductor.types import Message, Usage, WorkerSpec
+from conductor.workers.base import Completion, WorkerError
 from conductor.workers.registry import BuildContext, register_provider
 from conductor.workers.remote import parse_options
 
@@ -84,8 +85,7 @@ class LocalWorker:
         ended = len(new) > 0 and int(new[-1]) == tok.eos_token_id
         return Completion(
             text=tok.decode(new, skip_special_tokens=True),
-            input_tokens=int(prompt_len),
-            output_tokens=int(len(new)),
+            usage=Usage(input_tokens=int(prompt_len), output_tokens=int(len(new))),
             model=str(self.path.name),
             finish_reason="stop" if ended or len(new) < max_tokens else "length",
         )
@@ -107,8 +107,8 @@ class LocalWorker:
         except (OSError, ValueError, RuntimeError) as exc:  # bad files, template errors, out of memory
             raise WorkerError(f"local model {self.path.name}: {type(exc).__name__}: {exc}",
                               retryable=False, worker_id=self.spec.id) from None
-        completion.latency_s = time.perf_counter() - start
-        completion.cost_usd = cost_of(self.spec, completion)
+        completion.usage.latency_s = time.perf_counter() - start
+        completion.usage.cost_usd = cost_of(self.spec, completion.usage)
         return completion
 
     async def aclose(self) -> None:

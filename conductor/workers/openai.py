@@ -13,7 +13,9 @@ from typing import Any, ClassVar, Literal
 import openai
 from pydantic import Field
 
-from conductor.workers.base import Completion, Message, WorkerError, WorkerSpec
+from conductor.types import Message, Usage, WorkerSpec
+
+from conductor.workers.base import Completion, WorkerError
 from conductor.workers.failures import connection_error, malformed, status_error
 from conductor.workers.registry import BuildContext, register_provider
 from conductor.workers.remote import CommonOptions, RemoteWorker, parse_options
@@ -114,12 +116,14 @@ class OpenAIWorker(RemoteWorker):
         completion = Completion(text=text, model=getattr(response, "model", "") or self.spec.model,
                                 finish_reason=choice.finish_reason)
         if usage is not None:
-            completion.input_tokens = usage.prompt_tokens or 0
-            completion.output_tokens = usage.completion_tokens or 0
             details = usage.prompt_tokens_details
-            completion.cached_input_tokens = (details.cached_tokens or 0) if details else 0
             out_details = usage.completion_tokens_details
-            completion.reasoning_tokens = (out_details.reasoning_tokens or 0) if out_details else 0
+            completion.usage = Usage(
+                input_tokens=usage.prompt_tokens or 0,
+                output_tokens=usage.completion_tokens or 0,
+                cached_input_tokens=(details.cached_tokens or 0) if details else 0,
+                reasoning_tokens=(out_details.reasoning_tokens or 0) if out_details else 0,
+            )
         return completion
 
     async def aclose(self) -> None:

@@ -14,7 +14,7 @@ from typing import ClassVar, Literal
 
 from pydantic import Field
 
-from conductor.workers.base import WorkerSpec
+from conductor.types import WorkerSpec
 from conductor.workers.openai import OpenAIOptions, OpenAIWorker
 from conductor.workers.registry import BuildContext, register_provider
 from conductor.workers.remote import parse_options

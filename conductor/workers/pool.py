@@ -22,8 +22,10 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
-from conductor.workers.base import Worker, WorkerSpec
-from conductor.workers.registry import CONDUCTOR_PROVIDER, BuildContext, factory_for
+from conductor.types import WorkerSpec
+
+from conductor.workers.base import Worker
+from conductor.workers.registry import BuildContext, factory_for
 
 
 class PoolError(ValueError):
@@ -107,7 +109,7 @@ class Pool:
         context = context or BuildContext()
         workers: dict[str, Worker] = {}
         for spec in specs:
-            if spec.provider == CONDUCTOR_PROVIDER:
+            if spec.is_conductor:
                 continue
             try:
                 workers[spec.id] = factory_for(spec.provider)(spec, context)
@@ -135,7 +137,7 @@ class Pool:
         return self.ids.index(worker_id)
 
     def is_conductor(self, index: int) -> bool:
-        return self.specs[index].provider == CONDUCTOR_PROVIDER
+        return self.specs[index].is_conductor
 
     def worker(self, worker_id: str) -> Worker:
         try:
@@ -154,9 +156,6 @@ class Pool:
             raise PoolError(f"unknown worker id(s): {', '.join(missing)}")
         by_id = {s.id: s for s in self.specs}
         return Pool([by_id[i] for i in ids], self._workers, self._slots)
-
-    def without_conductor(self) -> Pool:
-        return self.offer([s.id for s in self.specs if s.provider != CONDUCTOR_PROVIDER])
 
     async def aclose(self) -> None:
         for w in self._workers.values():

@@ -8,7 +8,9 @@ import importlib
 from collections.abc import Callable
 from typing import Any
 
-from conductor.workers.base import Worker, WorkerSpec
+from conductor.types import CONDUCTOR_PROVIDER, WorkerSpec
+
+from conductor.workers.base import Worker
 
 WorkerFactory = Callable[[WorkerSpec, "BuildContext"], Worker]
 
@@ -24,8 +26,6 @@ BUILTIN_PROVIDERS: dict[str, str] = {
     "local": "conductor.workers.local",
 }
 
-# The Conductor itself as a pool entry: the executor re-plans instead of calling a worker.
-CONDUCTOR_PROVIDER = "conductor"
 
 
 class BuildContext:

@@ -9,8 +9,9 @@ from typing import Any, ClassVar, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from conductor.pricing import cost_of
-from conductor.workers.base import Completion, Message, WorkerError, WorkerSpec
+from conductor.workers.pricing import cost_of
+from conductor.types import Message, WorkerSpec
+from conductor.workers.base import Completion, WorkerError
 from conductor.workers.limits import LimitKey, limited, register_limit
 from conductor.workers.secrets import Scrubber, read_key
 
@@ -103,7 +104,7 @@ class RemoteWorker:
                 raise
             raise error from None
         completion = self.to_completion(response)
-        completion.cost_usd = cost_of(self.spec, completion)
+        completion.usage.cost_usd = cost_of(self.spec, completion.usage)
         return completion
 
     def request(self, messages: list[Message], max_tokens: int | None, temperature: float | None) -> dict[str, Any]:

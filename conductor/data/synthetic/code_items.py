@@ -18,7 +18,7 @@ from typing import Any, Literal
 from conductor.data.schema import TestCase
 from conductor.data.synthetic.code_tasks import SHAPES, Args, CodeTask
 from conductor.data.synthetic.phrasing import fill
-from conductor.verify.code_tests import stdout_matches
+from conductor.answers import stdout_matches
 
 Mode = Literal["stdin", "functional"]
 N_TESTS = 7

@@ -7,7 +7,7 @@ in docs/simulated.md; pool-file options are `SimulatedOptions`.
 
 from __future__ import annotations
 
-from conductor.workers.base import WorkerSpec
+from conductor.types import WorkerSpec
 from conductor.workers.registry import BuildContext, register_provider
 from conductor.workers.simulated.answers import (
     canonical,

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from conductor.data.schema import Problem
 from conductor.verify import extract_code, verify
 from conductor.verify.choice import committed_letter
-from conductor.verify.extract import final_answer, last_boxed
+from conductor.answers import final_answer, last_boxed
 from conductor.workers.simulated.latent import unit
 
 # Wrong answers are drawn with weights 1 / rank ** SKEW over a per-problem order shared by every

@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from conductor.data.schema import Problem
-from conductor.pricing import cost_of
 from conductor.prompts import split_step_message
-from conductor.workers.base import Completion, Message, WorkerError, WorkerSpec
+from conductor.types import Message, Usage, WorkerSpec
+from conductor.workers.base import Completion, WorkerError
+from conductor.workers.pricing import cost_of
 from conductor.workers.simulated.answers import (
     extract_answer,
     gold_answer,
@@ -221,15 +222,9 @@ class SimulatedWorker:
         finish = "stop"
         if needed > cap:  # out of budget before the final answer: the answer is cut off
             text, needed, finish = text.split("\n", 1)[0], cap, "length"
-        completion = Completion(
-            text=text,
-            input_tokens=sum(len(m.content) for m in messages) // 4 + 1,
-            output_tokens=needed,
-            model=self.spec.model or self.spec.id,
-            finish_reason=finish,
-        )
-        completion.cost_usd = cost_of(self.spec, completion)
-        return completion
+        usage = Usage(input_tokens=sum(len(m.content) for m in messages) // 4 + 1, output_tokens=needed)
+        usage.cost_usd = cost_of(self.spec, usage)
+        return Completion(text=text, usage=usage, model=self.spec.model or self.spec.id, finish_reason=finish)
 
     async def aclose(self) -> None:
         return None

@@ -6,8 +6,8 @@ import pytest
 
 from conductor.trace import StepRecord, Trace
 from conductor.workflow import parse
-from warehouse.rows import shape_of
-from warehouse.shape import SHAPES, classify
+from conductor.shapes import shape_of
+from conductor.shapes import SHAPES, classify
 
 
 @pytest.mark.parametrize(
@@ -39,8 +39,8 @@ def test_other_is_the_fallback_for_reads_no_workflow_makes():
 def test_shape_of_a_trace_uses_its_workflow():
     wf = parse('model_id = [0, 1, 2]\nsubtasks = ["a", "b", "c"]\naccess_list = [[], [], "all"]', 3)
     assert not isinstance(wf, type(None))
-    t = Trace(problem_id="p", workflow=wf, steps=[StepRecord(index=i, worker_id="w", subtask="s") for i in range(3)])
+    t = Trace(problem_id="p", source="s", domain="math", workflow=wf, steps=[StepRecord(index=i, worker_id="w", subtask="s") for i in range(3)])
     assert shape_of(t) == "fan_out_aggregate"
-    t.steps[1].child = Trace(problem_id="p", depth=1)
+    t.steps[1].child = Trace(problem_id="p", source="s", domain="math", depth=1)
     assert shape_of(t) == "recursive"
-    assert shape_of(Trace(problem_id="p", parse_status="missing_list")) == "unparsed"
+    assert shape_of(Trace(problem_id="p", source="s", domain="math", parse_status="missing_list")) == "unparsed"

@@ -1,8 +1,10 @@
-"""Pull the final answer out of a model's text: `\\boxed{}`, an "Answer:" line, or the last expression."""
+"""Pull the final answer out of a model's text (`\\boxed{}`, an "Answer:" line, the last expression), and
+compare program output with LiveCodeBench's rules: text rules shared by data/ and verify/."""
 
 from __future__ import annotations
 
 import re
+from decimal import Decimal, InvalidOperation
 
 _ANSWER_LINE = re.compile(
     r"(?:final answer|answer)\s*(?:is|:|=)\s*:?\s*(.+)$", re.IGNORECASE | re.MULTILINE
@@ -50,3 +52,25 @@ def final_answer(text: str) -> tuple[str | None, str]:
         if value:
             return value, how
     return None, "none"
+
+
+def _decimals(line: str) -> list[Decimal] | None:
+    try:
+        return [Decimal(tok) for tok in line.split()]
+    except InvalidOperation:
+        return None
+
+
+def stdout_matches(got: str, expected: str) -> bool:
+    """LiveCodeBench's stdout rule: same number of lines, each equal after stripping or as decimals."""
+    got_lines, exp_lines = got.strip().split("\n"), expected.strip().split("\n")
+    if len(got_lines) != len(exp_lines):
+        return False
+    for g, e in zip(got_lines, exp_lines, strict=True):
+        g, e = g.strip(), e.strip()
+        if g == e:
+            continue
+        gd, ed = _decimals(g), _decimals(e)
+        if gd is None or ed is None or gd != ed:
+            return False
+    return True

@@ -1,9 +1,16 @@
-"""Name a workflow's shape from its access lists, step count and recursion (pure, no SQL)."""
+"""Name a workflow's shape from its access lists, step count and recursion: the one list of
+shape names (`SHAPES`) and the one classifier, used by the warehouse's `traces.shape`."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from conductor.workflow import resolve_access
+
+if TYPE_CHECKING:
+    from conductor.trace import Trace
 
 SHAPES = (
     "unparsed", "empty", "recursive", "single", "fan_out_aggregate", "parallel",
@@ -47,3 +54,15 @@ def classify(
     if all(reads[i] for i in range(1, n)):
         return "chain"
     return "other"
+
+
+def shape_of(trace: Trace) -> str:
+    """The shape of one round, from its workflow (or its steps when none parsed)."""
+    recursed = any(s.child is not None for s in trace.steps)
+    wf = trace.workflow
+    if wf is not None:  # resolve access directly: Workflow.steps builds a model per step (slow)
+        reads = [resolve_access(a, i) for i, a in enumerate(wf.access_list)]
+        return classify(reads, wf.subtasks, recursed=recursed)
+    if trace.parse_status != "ok":
+        return "unparsed"
+    return classify([s.reads for s in trace.steps], [s.subtask for s in trace.steps], recursed=recursed)

@@ -11,9 +11,8 @@ import logging
 import re
 import threading
 from dataclasses import dataclass
-from typing import Protocol
 
-from conductor.workers.base import Prices, WorkerSpec
+from conductor.types import Prices, Usage, WorkerSpec
 
 log = logging.getLogger(__name__)
 
@@ -59,12 +58,6 @@ PRICE_TABLE: dict[str, PriceEntry] = {
 # A dated snapshot or alias of a listed model costs the same: claude-sonnet-4-20250514,
 # gpt-5-2025-08-07, gpt-4o-latest, gemini-2.5-pro-001.
 _SUFFIX = re.compile(r"^(?:-\d{4}-\d{2}-\d{2}|-\d{8}|-latest|-\d{3}|@[\w.-]+)?$")
-
-
-class Usage(Protocol):
-    input_tokens: int
-    output_tokens: int
-    cached_input_tokens: int
 
 
 def lookup(model: str) -> PriceEntry | None:

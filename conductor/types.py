@@ -1,0 +1,127 @@
+"""The value types every part of the library shares: what a model is sent (`Message`), what a
+pool entry is (`WorkerSpec`, `Prices`), what a call used (`Usage`) and what is asked (`Task`).
+
+They live here, below workers/, prompts, the executor and the warehouse, so that none of those
+has to import another just to name a message or a spec (that is what made workers <-> pricing
+and workers <-> prompts import cycles).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from conductor.data.schema import Domain, Problem
+
+# The provider name of the Conductor itself as a pool entry: a step that names it re-plans.
+CONDUCTOR_PROVIDER = "conductor"
+
+
+class Message(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+class Prices(BaseModel):
+    """USD per 1M tokens. `cached_input` defaults to the input price when unknown."""
+
+    model_config = ConfigDict(frozen=True)
+
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+    cached_input: float | None = Field(default=None, ge=0)
+
+    def cost(self, input_tokens: int, output_tokens: int, cached_input_tokens: int = 0) -> float:
+        cached = min(cached_input_tokens, input_tokens)
+        cached_price = self.input if self.cached_input is None else self.cached_input
+        return (
+            (input_tokens - cached) * self.input
+            + cached * cached_price
+            + output_tokens * self.output
+        ) / 1_000_000
+
+
+class WorkerSpec(BaseModel):
+    """One entry of a pool file. `options` holds what only its provider understands
+    (base_url, api_key_env, reasoning settings, the simulated pool's skills, ...)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:/@-]*$")
+    provider: str
+    model: str = ""
+    description: str = ""
+    prices: Prices | None = None
+    max_tokens: int = Field(default=4096, gt=0)
+    temperature: float | None = Field(default=0.2, ge=0)
+    concurrency: int = Field(default=8, gt=0)
+    timeout_s: float = Field(default=120.0, gt=0)
+    options: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def is_conductor(self) -> bool:
+        """The Conductor itself offered as a step's worker (the flag planners and the executor read)."""
+        return self.provider == CONDUCTOR_PROVIDER
+
+
+class Usage(BaseModel):
+    """What calls used. One model call's figures (a `Completion`, a `CallRecord`) and a trace's
+    totals are the same type; totals are the `sum` of the calls' values.
+
+    `cost_usd` is None when a price is unknown: never 0 by default, since an unknown price must
+    not look free. A total with any unknown part is unknown (`cost_known_usd` keeps the lower
+    bound for display)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    reasoning_tokens: int = 0  # part of output_tokens, where the provider reports it
+    cached_input_tokens: int = 0  # part of input_tokens served from the provider's cache
+    cost_usd: float | None = None
+    latency_s: float = 0.0  # one call: wall seconds, retries included; a total: the sum
+    retries: int = 0
+
+    @property
+    def tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+    @classmethod
+    def sum(cls, parts: Iterable[Usage]) -> Usage:
+        parts = list(parts)
+        costs = [p.cost_usd for p in parts]
+        return cls(
+            input_tokens=sum(p.input_tokens for p in parts),
+            output_tokens=sum(p.output_tokens for p in parts),
+            reasoning_tokens=sum(p.reasoning_tokens for p in parts),
+            cached_input_tokens=sum(p.cached_input_tokens for p in parts),
+            cost_usd=None if any(c is None for c in costs) else sum(c for c in costs if c is not None),
+            latency_s=sum(p.latency_s for p in parts),
+            retries=sum(p.retries for p in parts),
+        )
+
+
+class Task(BaseModel):
+    """What the executor needs to know about a question: its text, and the facts a trace
+    carries (id, source, domain). `problem` is the full Problem when there is one (a verifier
+    needs its reference answer); a question typed at the CLI has none."""
+
+    model_config = ConfigDict(frozen=True)
+
+    question: str
+    id: str
+    source: str
+    domain: Domain
+    problem: Problem | None = None
+
+    @classmethod
+    def of(cls, problem: Problem) -> Task:
+        return cls(question=problem.question, id=problem.id, source=problem.source,
+                   domain=problem.domain, problem=problem)
+
+    @classmethod
+    def adhoc(cls, question: str, domain: Domain = "freeform", source: str = "cli") -> Task:
+        """A question with no stored Problem (typed at the CLI, sent to a server)."""
+        return cls(question=question, id=Problem.make_id(source, question), source=source, domain=domain)

@@ -1,0 +1,145 @@
+"""A run's life in the warehouse: traces written as questions finish, failed and cancelled runs
+marked with their error, a run whose process died marked abandoned, and views that count
+finished runs only."""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import socket
+import subprocess
+import sys
+
+import pytest
+from pathlib import Path
+
+from conductor.methods import Method
+from conductor.planners import TemplatePlanner
+from tasks.solve import TraceBatches
+from tests.factories import make_trace
+from warehouse import Run, TraceStore
+
+
+def _dead_pid() -> int:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid  # reaped: no process has it (pids are not reused this fast)
+
+
+def test_a_run_whose_process_is_gone_is_abandoned_and_left_out_of_the_views(tmp_path):
+    host = socket.gethostname()
+    with TraceStore(tmp_path / "w.duckdb") as store:
+        store.write_runs([
+            Run(run_id="dead", status="running", host=host, pid=_dead_pid(), method="m"),
+            Run(run_id="alive", status="running", host=host, pid=os.getpid(), method="m"),
+            Run(run_id="elsewhere", status="running", host="another-host", pid=_dead_pid(), method="m"),
+            Run(run_id="done", status="finished", method="m"),
+        ])
+        rng = random.Random(3)
+        store.write_traces([make_trace(rng, run_id=r, parse_error=False) for r in ("dead", "alive", "done", None)])
+        assert store.abandon_dead_runs() == ["dead"]
+        status = {r["run_id"]: r["status"] for r in store.query("SELECT run_id, status FROM runs").to_pylist()}
+        assert status == {"dead": "abandoned", "alive": "running", "elsewhere": "running", "done": "finished"}
+        counted = store.query("SELECT run_id FROM v_questions ORDER BY run_id NULLS LAST").column(0).to_pylist()
+        assert counted == ["done", None]  # a trace with no run row still counts
+        per_worker_runs = store.query("SELECT sum(questions) FROM v_accuracy_by_worker_domain").column(0)[0].as_py()
+        assert per_worker_runs == store.query(
+            "SELECT count(*) FROM (SELECT DISTINCT c.root_trace_id, c.worker_id FROM calls c JOIN traces t"
+            " ON t.trace_id = c.root_trace_id WHERE c.role = 'worker' AND (t.run_id = 'done' OR t.run_id IS NULL))"
+        ).column(0)[0].as_py()
+
+
+def test_traces_are_recorded_in_batches_as_they_finish(tmp_path):
+    db = tmp_path / "w.duckdb"
+    sink = TraceBatches(str(db), size=3)
+    rng = random.Random(5)
+    for i in range(7):
+        sink.add(make_trace(rng, run_id="r"))
+        stored = 0
+        if db.exists():
+            with TraceStore(db) as store:
+                stored = store.query("SELECT count(*) FROM traces WHERE depth = 0").column(0)[0].as_py()
+        assert stored == (i + 1) // 3 * 3
+    sink.flush()
+    with TraceStore(db) as store:
+        assert store.query("SELECT count(*) FROM traces WHERE depth = 0").column(0)[0].as_py() == 7
+    assert sink.recorded == 7
+
+
+@pytest.mark.parametrize(("raised", "status"), [(RuntimeError("boom"), "failed"), (KeyboardInterrupt(), "cancelled")])
+def test_a_run_that_stops_is_marked_with_why_and_keeps_finished_traces(prefect_harness, tmp_path, monkeypatch,
+                                                                      raised, status):
+    import conductor.solve
+    import tasks.solve
+    from flows.run import run_flow
+
+    real = conductor.solve.solve_many
+
+    async def stop_after_some(tasks_, pool, planner, **kw):
+        await real(tasks_[:3], pool, planner, **kw)  # three questions finish (and are handed on)...
+        raise raised  # ...then the run stops
+
+    monkeypatch.setattr(tasks.solve, "solve_many", stop_after_some)
+    db = tmp_path / "w.duckdb"
+    with pytest.raises(type(raised)):
+        run_flow.fn(method=Method(TemplatePlanner("single"), "deployments/pools/local.yaml"), limit_per_source=1,
+                    db_path=str(db))
+    with TraceStore(db) as store:
+        [run] = store.query("SELECT status, notes, finished_at FROM runs").to_pylist()
+        assert run["status"] == status and type(raised).__name__ in run["notes"] and run["finished_at"]
+        assert store.query("SELECT count(*) FROM traces").column(0)[0].as_py() == 3
+        assert store.query("SELECT count(*) FROM v_questions").column(0)[0].as_py() == 0  # not finished
+
+
+def test_warehouse_info_marks_dead_runs_abandoned(tmp_path):
+    from typer.testing import CliRunner
+
+    from conductor.cli import app
+
+    db = tmp_path / "w.duckdb"
+    with TraceStore(db) as store:
+        store.write_runs([Run(run_id="killed", status="running", host=socket.gethostname(), pid=_dead_pid())])
+    result = CliRunner().invoke(app, ["warehouse", "info", "--db", str(db)])
+    assert result.exit_code == 0, result.output
+    assert "marked abandoned (their process was gone): killed" in result.output
+    with TraceStore(db) as store:
+        assert store.query("SELECT status FROM runs").column(0).to_pylist() == ["abandoned"]
+
+
+def test_stop_solving_cancels_a_solve_in_another_thread_and_keeps_what_finished(tmp_path):
+    """What the first Ctrl-C of `conductor run` does: the solve (which may run in a Prefect
+    worker thread, where no KeyboardInterrupt arrives) is cancelled; finished traces stay."""
+    import asyncio
+    import threading
+    import time
+
+    from conductor.data.bank import sample_problems
+    from tasks.solve import solve_problems, stop_solving
+
+    pool = tmp_path / "slow.yaml"
+    pool.write_text(re.sub(r"latency_ms: \{median: \d+", "latency_ms: {median: 1500",
+                           Path("deployments/pools/local.yaml").read_text()))
+    problems = [p for p in sample_problems() if p.domain != "code"][:30]
+    method = Method(TemplatePlanner("single"), pool)
+    db = tmp_path / "w.duckdb"
+    outcome: list[BaseException] = []
+
+    def solve() -> None:
+        try:
+            solve_problems.fn(problems, method, "r", db_path=str(db), batch_size=1)
+        except BaseException as exc:  # noqa: BLE001 - the test inspects it
+            outcome.append(exc)
+
+    thread = threading.Thread(target=solve)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not db.exists() and time.monotonic() < deadline:  # wait until some questions finished
+        time.sleep(0.2)
+    assert stop_solving() == 1
+    thread.join(timeout=30)
+    assert not thread.is_alive() and outcome and isinstance(outcome[0], asyncio.CancelledError)
+    with TraceStore(db) as store:
+        kept = store.query("SELECT count(*) FROM traces WHERE run_id = 'r'").column(0)[0].as_py()
+    assert 1 <= kept < len(problems)
+    assert stop_solving() == 0  # nothing left running
