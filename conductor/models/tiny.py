@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-PAD, BOS, IM_START, IM_END = "<|endoftext|>", "<|endoftext|>", "<|im_start|>", "<|im_end|>"
+PAD, IM_START, IM_END = "<|endoftext|>", "<|im_start|>", "<|im_end|>"
 SPECIAL_TOKENS = [PAD, IM_START, IM_END]
 
 # ChatML, as Qwen2 uses; `enable_thinking=False` (Qwen3's switch) is accepted and ignored.
@@ -67,8 +67,12 @@ def build_tiny_causal_lm(
     max_position_embeddings: int = 2048,
     seed: int = 0,
     corpus: Iterable[str] | None = None,
+    intermediate_size: int | None = None,
 ) -> Path:
-    """Build, randomly initialise (seeded) and save a tiny Qwen2 model + tokenizer at `path`."""
+    """Build, randomly initialise (seeded) and save a tiny Qwen2 model + tokenizer at `path`.
+
+    Train the tokenizer on a `corpus` that covers the texts the model will see (prompts and
+    outputs): with a corpus that misses them, sequences are several times longer and slower."""
     import torch
     from transformers import GenerationConfig, Qwen2Config, Qwen2ForCausalLM
 
@@ -78,7 +82,7 @@ def build_tiny_causal_lm(
     config = Qwen2Config(
         vocab_size=len(tokenizer),
         hidden_size=hidden_size,
-        intermediate_size=hidden_size * 2,
+        intermediate_size=intermediate_size or hidden_size * 2,
         num_hidden_layers=num_hidden_layers,
         num_attention_heads=num_attention_heads,
         num_key_value_heads=num_attention_heads,
