@@ -31,12 +31,20 @@ _DEFAULT_CORPUS = [
 ]
 
 
-def _train_tokenizer(corpus: Iterable[str], vocab_size: int):  # -> PreTrainedTokenizerFast
+def _train_tokenizer(corpus: Iterable[str], vocab_size: int, *, across_words: bool = False):  # -> PreTrainedTokenizerFast
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
     tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    if across_words:
+        # Merges may span words (not lines): a fixed sentence the corpus repeats (the system
+        # prompt, a pool description, an instruction template) becomes a few tokens.
+        tok.pre_tokenizer = pre_tokenizers.Sequence([
+            pre_tokenizers.Split("\n", behavior="merged_with_previous"),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+        ])
+    else:
+        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
         vocab_size=vocab_size,
@@ -57,6 +65,23 @@ def _train_tokenizer(corpus: Iterable[str], vocab_size: int):  # -> PreTrainedTo
     return fast
 
 
+def load_tokenizer(path: str | Path):  # -> PreTrainedTokenizerFast
+    """A model dir's tokenizer; a tiny one exactly as its `tokenizer.json` defines it. Use this, not `AutoTokenizer`, for a
+    tiny model: for a `qwen2` config, transformers 5 substitutes `Qwen2Tokenizer`, whose word
+    regex replaces our pre-tokenizer, so a tokenizer trained with `tokens_across_words` would
+    encode every prompt differently from how the model was trained."""
+    import json
+
+    from transformers import AutoTokenizer, PreTrainedTokenizerFast
+
+    spec = Path(path) / "tokenizer.json"
+    if spec.is_file():
+        pre = json.loads(spec.read_text(encoding="utf-8")).get("pre_tokenizer") or {}
+        if pre.get("type") == "Sequence" and pre["pretokenizers"][0].get("pattern") == {"String": "\n"}:
+            return PreTrainedTokenizerFast.from_pretrained(str(path))
+    return AutoTokenizer.from_pretrained(str(path))  # any other model: its own tokenizer class
+
+
 def build_tiny_causal_lm(
     path: str | Path,
     *,
@@ -68,6 +93,7 @@ def build_tiny_causal_lm(
     seed: int = 0,
     corpus: Iterable[str] | None = None,
     intermediate_size: int | None = None,
+    tokens_across_words: bool = False,
 ) -> Path:
     """Build, randomly initialise (seeded) and save a tiny Qwen2 model + tokenizer at `path`.
 
@@ -78,7 +104,7 @@ def build_tiny_causal_lm(
 
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)
-    tokenizer = _train_tokenizer(corpus or _DEFAULT_CORPUS, vocab_size)
+    tokenizer = _train_tokenizer(corpus or _DEFAULT_CORPUS, vocab_size, across_words=tokens_across_words)
     config = Qwen2Config(
         vocab_size=len(tokenizer),
         hidden_size=hidden_size,

@@ -112,7 +112,7 @@ def local_profile(output_dir: str | Path, **overrides: Any) -> ConductorTraining
         "activation_checkpointing": False,  # no gain on CPU, and it slows the tiny model
         "use_cpu": True,
         "bf16": False,
-        "sft_epochs": 3.0,
+        "sft_epochs": 10.0,
         "eval_every": 25,
         "early_stopping_patience": 3,
         "disable_tqdm": True,

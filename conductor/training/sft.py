@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from conductor.training.config import ConductorTrainingConfig
+from conductor.models.tiny import load_tokenizer
 
 
 def warm_start(
@@ -23,11 +23,11 @@ def warm_start(
     """Fine-tune `model_dir` on prompt/completion `examples` (loss on the completion only);
     save model and tokenizer to `out_dir` and return it."""
     from datasets import Dataset
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoModelForCausalLM
     from trl import SFTConfig, SFTTrainer
 
     out_dir = Path(out_dir)
-    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    tokenizer = load_tokenizer(model_dir)
     model = AutoModelForCausalLM.from_pretrained(model_dir)
     args = SFTConfig(
         output_dir=str(out_dir / "_sft_run"),
@@ -53,8 +53,3 @@ def warm_start(
     return out_dir
 
 
-def warm_start_from_config(config: ConductorTrainingConfig, base_dir: Path, out_dir: Path, examples: Sequence[dict]) -> Path:
-    return warm_start(
-        base_dir, out_dir, examples, epochs=config.sft_epochs, learning_rate=config.sft_learning_rate,
-        seed=config.seed, use_cpu=config.use_cpu,
-    )
