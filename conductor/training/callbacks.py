@@ -67,10 +67,12 @@ class HeldOutEval(TrainerCallback):
         self.best_step: int | None = None
         self._since_best = 0
         self.stopped_early = False
+        self.last = None  # the latest EvalResult (its traces give the sample workflows)
 
     def evaluate(self, model: Any, step: int) -> dict[str, float]:
         result = evaluate_policy(model, self.tokenizer, self.rows, self.pool, examples=self.examples,
                                  max_new_tokens=self.max_new_tokens)
+        self.last = result
         metrics = {"step": float(step), **result.metrics()}
         self.history.append(metrics)
         if self.best is None or result.accuracy > self.best:

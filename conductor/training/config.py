@@ -82,6 +82,12 @@ class ConductorTrainingConfig(GRPOConfig):
     sft_learning_rate: float = field(default=3e-3, metadata={"help": "Learning rate of the SFT warm start."})
 
 
+def _has_cuda() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
 def _common(output_dir: str | Path) -> dict[str, Any]:
     return {
         "output_dir": str(output_dir),
@@ -141,7 +147,8 @@ def production_profile(output_dir: str | Path, **overrides: Any) -> ConductorTra
         "max_completion_length": 1024,
         "max_steps": 200,
         "save_steps": 10,
-        "bf16": True,
+        "bf16": _has_cuda(),  # validated at construction: a CPU-only machine can still --estimate
+        "use_cpu": not _has_cuda(),
         "activation_checkpointing": True,
         "use_vllm": has_vllm,
         "vllm_mode": "colocate",

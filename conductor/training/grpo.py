@@ -35,6 +35,7 @@ class TrainResult:
     eval_history: list[dict[str, float]] = field(default_factory=list)
     best_eval_accuracy: float | None = None
     best_step: int | None = None
+    samples: list[dict[str, str]] = field(default_factory=list)
 
 
 def sampling_of(config: ConductorTrainingConfig) -> PoolSampling:
@@ -103,4 +104,17 @@ def train_grpo(
         model_dir=model_dir, steps=steps, stop_reason=reason, usd=reward.stats.usd, calls=reward.stats.calls,
         rollouts=reward.stats.rollouts, wall_s=time.perf_counter() - t0, history=log.rows,
         eval_history=held_out.history, best_eval_accuracy=held_out.best, best_step=held_out.best_step,
+        samples=sample_rows(held_out.last.traces if held_out.last else (), eval_rows),
     )
+
+
+def sample_rows(traces, rows, limit: int = 20) -> list[dict[str, str]]:  # noqa: ANN001
+    """A table of held-out workflows: question, domain, offered pool, output, parse, verdict."""
+    return [
+        {
+            "question": r.problem.question[:300], "domain": r.problem.domain, "pool": ", ".join(r.pool_ids),
+            "workflow": t.conductor_output or "", "parse": t.parse_status,
+            "correct": str(bool(t.verdict and t.verdict.correct)),
+        }
+        for t, r in list(zip(traces, rows))[:limit]
+    ]
