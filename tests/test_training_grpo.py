@@ -84,3 +84,20 @@ def test_max_usd_stops_at_a_checkpoint(tmp_path, warm) -> None:
     result = train_grpo(cfg, train)
     assert result.stop_reason == "budget" and result.steps == 1
     assert last_checkpoint(out) is not None and last_checkpoint(out).name == "checkpoint-1"
+
+
+def test_recursion_rows_get_a_second_round_from_the_policy(tmp_path, warm) -> None:
+    model_dir, train, _ = warm
+    sunk = []
+    cfg = local_profile(tmp_path / "run", model_name_or_path=str(model_dir), max_steps=1, recursion_fraction=1.0, **SMALL)
+    train_grpo(cfg, train, sink=lambda t, step: sunk.append(t))
+    firsts = [t for t in sunk if t.depth == 0]
+    seconds = [t for t in sunk if t.parent_trace_id is not None]
+    assert len(firsts) == 8
+    # Every first round that parsed and ran got a second round, written by the trainer's model.
+    ran = {t.trace_id for t in firsts if t.workflow is not None and t.steps}
+    assert ran  # (seeded sampling: the same rollouts every run)
+    assert {t.parent_trace_id for t in seconds if t.depth == 1} == ran
+    assert all(t.conductor_prompt and "Earlier workflow and responses" in t.conductor_prompt[-1].content
+               for t in seconds if t.depth == 1)
+    assert all("conductor" in t.pool for t in firsts)
