@@ -50,13 +50,19 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=200)
     ap.add_argument("--out", type=Path, default=Path(".conductor/bench-learning"))
     ap.add_argument("--write", type=Path, default=None)
+    ap.add_argument("--reuse", action="store_true",
+                    help="Evaluate the SFT and GRPO models already under --out instead of training (CPU-min n/a).")
+    ap.add_argument("--test-set", choices=("split", "eval-sources"), default="split",
+                    help="split: the held-out split of the train samples (GRPO's early stopping also selects on it, "
+                    "so GRPO rows are optimistic); eval-sources: the shipped eval-source samples (independent).")
     ns = ap.parse_args()
 
     problems = local_problems("train")
     train, held_out = split_problems(problems, 0.25, seed=0)
     base_cfg = local_profile(ns.out / "warm")
-    pool = training_pool(base_cfg.pool_file, problems)
-    rows = build_rows(held_out, pool, PoolSampling())
+    test = held_out if ns.test_set == "split" else local_problems("eval")
+    pool = training_pool(base_cfg.pool_file, [*problems, *test])
+    rows = build_rows(test, pool, PoolSampling())
     workers = [s.id for s in pool.specs if s.provider != "conductor"]
     table: list[tuple[str, EvalResult, float]] = []
 
@@ -78,8 +84,8 @@ def main() -> None:
         table.append((f"template {shape}", score([text] * len(rows), rows, pool), 0.0))
 
     c0 = time.process_time()
-    sft_dir = warm_started_tiny(base_cfg, train)
-    sft_cpu = (time.process_time() - c0) / 60
+    sft_dir = ns.out / "warm" / "sft" if ns.reuse else warm_started_tiny(base_cfg, train)
+    sft_cpu = float("nan") if ns.reuse else (time.process_time() - c0) / 60
     from transformers import AutoModelForCausalLM
 
     sft = evaluate_policy(AutoModelForCausalLM.from_pretrained(sft_dir), load_tokenizer(sft_dir), rows, pool,
@@ -89,13 +95,20 @@ def main() -> None:
         c0 = time.process_time()
         cfg = local_profile(ns.out / f"seed{seed}", model_name_or_path=str(sft_dir), max_steps=ns.steps, seed=seed,
                             train_seed=seed)
-        outcome = run_training(cfg, problems)
-        cpu = (time.process_time() - c0) / 60
+        if ns.reuse:
+            seed_dir = ns.out / f"seed{seed}"
+            model_dir = seed_dir / "best" if (seed_dir / "best").is_dir() else seed_dir / "model"
+            label, cpu = f"GRPO seed {seed} (reused {model_dir.name})", float("nan")
+        else:
+            outcome = run_training(cfg, problems)
+            cpu = (time.process_time() - c0) / 60
+            model_dir = outcome.result.model_dir
+            label = f"GRPO seed {seed} ({outcome.result.steps} steps, {outcome.result.stop_reason})"
         from transformers import AutoModelForCausalLM as M
 
-        res = evaluate_policy(M.from_pretrained(outcome.result.model_dir), load_tokenizer(outcome.result.model_dir), rows,
+        res = evaluate_policy(M.from_pretrained(model_dir), load_tokenizer(model_dir), rows,
                               pool, examples=False, max_new_tokens=cfg.max_completion_length)
-        table.append((f"GRPO seed {seed} ({outcome.result.steps} steps, {outcome.result.stop_reason})", res, cpu + sft_cpu))
+        table.append((label, res, cpu + sft_cpu))
 
     lines = ["| method (simulated pool) | held-out acc | format | $/question | calls/question | CPU-min |", "|---|---|---|---|---|---|"]
     for name, r, cpu in table:
@@ -104,12 +117,12 @@ def main() -> None:
     oracle = next(r for n, r, _ in table if n.startswith("per-domain")).accuracy
     grpo = [r.accuracy for n, r, _ in table if n.startswith("GRPO")]
     met = sum(a >= best_single + 0.10 and a >= oracle - 0.03 for a in grpo)
-    verdict = (f"Goal (>= best single + 10 points and within 3 of the oracle) met in {met} of {len(grpo)} seeds "
+    verdict = (f"Test set: {ns.test_set}. Goal (>= best single + 10 points and within 3 of the oracle) met in {met} of {len(grpo)} seeds "
                f"(best single {best_single:.3f}, oracle {oracle:.3f}; {len(rows)} held-out problems).")
     body = "\n".join(lines) + "\n\n" + verdict
     print(body)
     if ns.write:
-        write_section(ns.write, "learning", "Learning to orchestrate (benchmarks/learning.py, simulated pool)",
+        write_section(ns.write, f"learning-{ns.test_set}", f"Learning to orchestrate, {ns.test_set} (benchmarks/learning.py, simulated pool)",
                       "CPU-minutes use `time.process_time` of this process (SFT included in each GRPO row). " + body)
 
 
