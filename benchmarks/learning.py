@@ -119,11 +119,13 @@ def main() -> None:
     met = sum(a >= best_single + 0.10 and a >= oracle - 0.03 for a in grpo)
     verdict = (f"Test set: {ns.test_set}. Goal (>= best single + 10 points and within 3 of the oracle) met in {met} of {len(grpo)} seeds "
                f"(best single {best_single:.3f}, oracle {oracle:.3f}; {len(rows)} held-out problems).")
-    body = "\n".join(lines) + "\n\n" + verdict
+    note = (" Models reused from an earlier run (`--reuse`): CPU-minutes not measured here (nan)." if ns.reuse else "")
+    body = "\n".join(lines) + "\n\n" + verdict + note + (
+        " calls/question counts the Conductor's own planning call; baselines' CPU-min is 0 (no model).")
     print(body)
     if ns.write:
         write_section(ns.write, f"learning-{ns.test_set}", f"Learning to orchestrate, {ns.test_set} (benchmarks/learning.py, simulated pool)",
-                      "CPU-minutes use `time.process_time` of this process (SFT included in each GRPO row). " + body)
+                      "CPU-minutes use `time.process_time` of this process (SFT included in each GRPO row).\n\n" + body)
 
 
 if __name__ == "__main__":
