@@ -26,8 +26,12 @@ def versions() -> None:
 
     use_store()
     client = mlflow.MlflowClient()
+    # search_model_versions leaves `aliases` empty on this store; the registered model has them.
+    aliases: dict[str, list[str]] = {}
+    for alias, version in client.get_registered_model(REGISTERED_MODEL).aliases.items():
+        aliases.setdefault(str(version), []).append(alias)
     for v in client.search_model_versions(f"name='{REGISTERED_MODEL}'"):
-        console.print(f"{v.name} v{v.version}  aliases={','.join(v.aliases) or '-'}  run={v.run_id}")
+        console.print(f"{v.name} v{v.version}  aliases={','.join(aliases.get(str(v.version), [])) or '-'}  run={v.run_id}")
 
 
 def register(app: typer.Typer) -> None:
