@@ -7,7 +7,7 @@ from importlib.metadata import entry_points
 
 import typer
 
-from conductor.cli import ask, data, pool, solve
+from conductor.cli import ask, data, model, pool, solve, train
 
 app = typer.Typer(
     name="conductor",
@@ -20,6 +20,8 @@ ask.register(app)
 pool.register(app)
 solve.register(app)
 data.register(app)
+model.register(app)
+train.register(app)
 
 for _ep in entry_points(group="conductor.cli"):
     try:

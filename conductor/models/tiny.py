@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-PAD, BOS, IM_START, IM_END = "<|endoftext|>", "<|endoftext|>", "<|im_start|>", "<|im_end|>"
+PAD, IM_START, IM_END = "<|endoftext|>", "<|im_start|>", "<|im_end|>"
 SPECIAL_TOKENS = [PAD, IM_START, IM_END]
 
 # ChatML, as Qwen2 uses; `enable_thinking=False` (Qwen3's switch) is accepted and ignored.
@@ -31,12 +31,20 @@ _DEFAULT_CORPUS = [
 ]
 
 
-def _train_tokenizer(corpus: Iterable[str], vocab_size: int):  # -> PreTrainedTokenizerFast
+def _train_tokenizer(corpus: Iterable[str], vocab_size: int, *, across_words: bool = False):  # -> PreTrainedTokenizerFast
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
     tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    if across_words:
+        # Merges may span words (not lines): a fixed sentence the corpus repeats (the system
+        # prompt, a pool description, an instruction template) becomes a few tokens.
+        tok.pre_tokenizer = pre_tokenizers.Sequence([
+            pre_tokenizers.Split("\n", behavior="merged_with_previous"),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+        ])
+    else:
+        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
         vocab_size=vocab_size,
@@ -57,6 +65,23 @@ def _train_tokenizer(corpus: Iterable[str], vocab_size: int):  # -> PreTrainedTo
     return fast
 
 
+def load_tokenizer(path: str | Path):  # -> PreTrainedTokenizerFast
+    """A model dir's tokenizer; a tiny one exactly as its `tokenizer.json` defines it. Use this, not `AutoTokenizer`, for a
+    tiny model: for a `qwen2` config, transformers 5 substitutes `Qwen2Tokenizer`, whose word
+    regex replaces our pre-tokenizer, so a tokenizer trained with `tokens_across_words` would
+    encode every prompt differently from how the model was trained."""
+    import json
+
+    from transformers import AutoTokenizer, PreTrainedTokenizerFast
+
+    spec = Path(path) / "tokenizer.json"
+    if spec.is_file():
+        pre = json.loads(spec.read_text(encoding="utf-8")).get("pre_tokenizer") or {}
+        if pre.get("type") == "Sequence" and pre["pretokenizers"][0].get("pattern") == {"String": "\n"}:
+            return PreTrainedTokenizerFast.from_pretrained(str(path))
+    return AutoTokenizer.from_pretrained(str(path))  # any other model: its own tokenizer class
+
+
 def build_tiny_causal_lm(
     path: str | Path,
     *,
@@ -67,18 +92,23 @@ def build_tiny_causal_lm(
     max_position_embeddings: int = 2048,
     seed: int = 0,
     corpus: Iterable[str] | None = None,
+    intermediate_size: int | None = None,
+    tokens_across_words: bool = False,
 ) -> Path:
-    """Build, randomly initialise (seeded) and save a tiny Qwen2 model + tokenizer at `path`."""
+    """Build, randomly initialise (seeded) and save a tiny Qwen2 model + tokenizer at `path`.
+
+    Train the tokenizer on a `corpus` that covers the texts the model will see (prompts and
+    outputs): with a corpus that misses them, sequences are several times longer and slower."""
     import torch
     from transformers import GenerationConfig, Qwen2Config, Qwen2ForCausalLM
 
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)
-    tokenizer = _train_tokenizer(corpus or _DEFAULT_CORPUS, vocab_size)
+    tokenizer = _train_tokenizer(corpus or _DEFAULT_CORPUS, vocab_size, across_words=tokens_across_words)
     config = Qwen2Config(
         vocab_size=len(tokenizer),
         hidden_size=hidden_size,
-        intermediate_size=hidden_size * 2,
+        intermediate_size=intermediate_size or hidden_size * 2,
         num_hidden_layers=num_hidden_layers,
         num_attention_heads=num_attention_heads,
         num_key_value_heads=num_attention_heads,

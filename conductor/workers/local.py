@@ -54,10 +54,13 @@ class LocalWorker:
         if self._model is not None:
             return
         import torch
-        from transformers import AutoModelForCausalLM, AutoTokenizer
+        from transformers import AutoModelForCausalLM
+
+        from conductor.models.tiny import load_tokenizer
 
         dtype = "auto" if self.options.dtype == "auto" else getattr(torch, self.options.dtype)
-        self._tokenizer = AutoTokenizer.from_pretrained(self.path)
+        # not AutoTokenizer: for a tiny Conductor it would re-split text the model never saw split so
+        self._tokenizer = load_tokenizer(self.path)
         model = AutoModelForCausalLM.from_pretrained(self.path, dtype=dtype)
         self._model = model.to(self.options.device).eval()
 

@@ -1,0 +1,77 @@
+"""`conductor train`: GRPO-train the Conductor over the pool, with a progress bar."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from conductor.cli.common import console
+
+
+def train(
+    profile: str = typer.Option("local", help="local (tiny model, simulated pool, CPU) or production (the paper's settings)."),
+    output_dir: Path = typer.Option(None, "--out", help="Run directory (default: $CONDUCTOR_HOME/training/<profile>)."),
+    model: str = typer.Option(None, help="Model dir or hub id to start from (default: the profile's)."),
+    pool_file: Path = typer.Option(None, "--pool", help="Pool YAML (default: the profile's)."),
+    max_steps: int = typer.Option(None, help="GRPO steps (default: the profile's)."),
+    seed: int = typer.Option(0, help="Training seed."),
+    estimate_only: bool = typer.Option(False, "--estimate", help="Print projected calls, tokens, $ and wall time; train nothing."),
+    resume: bool = typer.Option(False, "--resume", help="Continue from the last checkpoint in the run directory."),
+    max_usd: float = typer.Option(None, "--max-usd", help="Stop cleanly (with a checkpoint) past this worker spend."),
+    track: bool = typer.Option(True, help="Log the run to MLflow and register the model (when registry/ is installed)."),
+) -> None:
+    """Warm-start (local profile) and GRPO-train the Conductor; log it to MLflow as a new
+    `conductor` version with alias `challenger`. Simulated-pool numbers describe the simulation."""
+    from conductor.config import load_settings
+    from conductor.training.config import profile_config
+    from conductor.training.estimate import estimate
+
+    settings = load_settings()
+    out = output_dir or settings.home / "training" / profile
+    overrides: dict = {"seed": seed, "train_seed": seed}
+    for key, value in (("model_name_or_path", model), ("pool_file", str(pool_file) if pool_file else None),
+                       ("max_steps", max_steps), ("max_usd", max_usd)):
+        if value is not None:
+            overrides[key] = value
+    config = profile_config(profile, out, **overrides)  # type: ignore[arg-type]
+    est = estimate(config)
+    console.print("[bold]Projected[/bold] (before anything is spent):")
+    for line in est.lines():
+        console.print(f"  {line}")
+    if estimate_only:
+        return
+    _run(config, resume=resume, track=track)
+
+
+def _run(config, *, resume: bool, track: bool) -> None:  # noqa: ANN001
+    from tqdm import tqdm
+
+    from conductor.training.pipeline import run_training
+    from conductor.training.tracking import discover_tracker
+
+    bar = tqdm(total=config.max_steps, desc="GRPO", unit="step", dynamic_ncols=True)
+
+    def on_step(row: dict[str, float]) -> None:
+        bar.n = int(row["step"])
+        bar.set_postfix(reward=f"{row.get('reward', 0):.3f}", fmt=f"{row.get('format_rate', 0):.2f}",
+                        acc=f"{row.get('accuracy', 0):.2f}", usd=f"{row.get('usd_total', 0):.2f}")
+        bar.refresh()
+
+    tracker = discover_tracker() if track else None
+    outcome = run_training(config, resume=resume, on_step=on_step, tracker=tracker)
+    bar.close()
+    r = outcome.result
+    console.print(f"stopped: {r.stop_reason} after {r.steps} steps, {r.wall_s:.0f} s; worker spend ${r.usd:.2f} "
+                  f"({r.calls} calls)")
+    if r.best_eval_accuracy is not None:
+        console.print(f"held-out accuracy (best, step {r.best_step}): {r.best_eval_accuracy:.3f}")
+    console.print(f"model: {r.model_dir}")
+    if outcome.tracking_run_id:
+        console.print(f"MLflow run: {outcome.tracking_run_id}")
+    if outcome.registered is not None:
+        console.print(f"registered: {outcome.registered.model_uri} (version {outcome.registered.version})")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("train")(train)

@@ -1,0 +1,22 @@
+"""The offline Conductor's starting point: a tiny Qwen2 whose tokenizer is trained on the
+prompts and workflows it will read and write (`conductor model init --tiny DIR`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from conductor.data.schema import Problem
+from conductor.models.tiny import build_tiny_causal_lm
+from conductor.training.sft_data import tokenizer_corpus
+from conductor.workers.pool import Pool
+
+# ~0.9M parameters: the size of the prototype that learned per-domain routing in 150-200 steps.
+TINY_SHAPE = {"vocab_size": 4096, "hidden_size": 128, "num_hidden_layers": 4, "num_attention_heads": 4}
+
+
+def init_tiny_conductor(
+    path: str | Path, problems: Sequence[Problem], pool: Pool, *, seed: int = 0, **shape: int
+) -> Path:
+    """Build and save the untrained tiny model; its tokenizer covers `problems` and `pool`."""
+    return build_tiny_causal_lm(path, seed=seed, corpus=tokenizer_corpus(problems, pool, seed=seed), tokens_across_words=True, **{**TINY_SHAPE, **shape})

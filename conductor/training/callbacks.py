@@ -1,0 +1,116 @@
+"""Trainer callbacks: the dollar budget, held-out evaluation with early stopping, the reward
+totals saved beside each checkpoint (so a resumed run keeps counting dollars), and progress."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from transformers import TrainerCallback
+
+from conductor.training.dataset import PromptRow
+from conductor.training.evaluate import evaluate_policy
+from conductor.training.reward import RewardStats, WorkflowReward
+from conductor.workers.pool import Pool
+
+STATS_FILE = "conductor_reward_stats.json"
+
+
+class BudgetCallback(TrainerCallback):
+    """Stops after the step whose rollouts took the spend past `max_usd`, saving a checkpoint."""
+
+    def __init__(self, reward: WorkflowReward, max_usd: float | None) -> None:
+        self.reward, self.max_usd = reward, max_usd
+        self.stopped_for_budget = False
+
+    def on_step_end(self, args, state, control, **kwargs):  # noqa: ANN001 - the Trainer's signature
+        if self.max_usd is not None and self.reward.stats.usd >= self.max_usd:
+            self.stopped_for_budget = True
+            control.should_save = True
+            control.should_training_stop = True
+        return control
+
+
+class RewardStatsCheckpoint(TrainerCallback):
+    """Writes the reward's running totals into each checkpoint; `load` restores them on resume."""
+
+    def __init__(self, reward: WorkflowReward) -> None:
+        self.reward = reward
+
+    def on_save(self, args, state, control, **kwargs):  # noqa: ANN001
+        ckpt = Path(args.output_dir) / f"checkpoint-{state.global_step}"
+        if ckpt.is_dir():
+            (ckpt / STATS_FILE).write_text(json.dumps(asdict(self.reward.stats)))
+        return control
+
+    def load(self, checkpoint: Path) -> None:
+        path = checkpoint / STATS_FILE
+        if path.exists():
+            self.reward.stats = RewardStats(**json.loads(path.read_text()))
+
+
+class HeldOutEval(TrainerCallback):
+    """Every `every` steps: held-out accuracy of the greedy policy; keeps the best model in
+    `best_dir` and stops after `patience` evaluations without improvement (0: never)."""
+
+    def __init__(self, rows: list[PromptRow], pool: Pool, tokenizer: Any, *, every: int, patience: int,
+                 examples: bool, max_new_tokens: int, best_dir: Path) -> None:
+        self.rows, self.pool, self.tokenizer = rows, pool, tokenizer
+        self.every, self.patience, self.examples, self.max_new_tokens = every, patience, examples, max_new_tokens
+        self.best_dir = best_dir
+        self.history: list[dict[str, float]] = []
+        self.best: float | None = None
+        self.best_step: int | None = None
+        self._since_best = 0
+        self.stopped_early = False
+        self.last = None  # the latest EvalResult (its traces give the sample workflows)
+
+    def evaluate(self, model: Any, step: int) -> dict[str, float]:
+        result = evaluate_policy(model, self.tokenizer, self.rows, self.pool, examples=self.examples,
+                                 max_new_tokens=self.max_new_tokens)
+        self.last = result
+        metrics = {"step": float(step), **result.metrics()}
+        self.history.append(metrics)
+        if self.best is None or result.accuracy > self.best:
+            self.best, self.best_step, self._since_best = result.accuracy, step, 0
+            if self.best_dir.exists():
+                shutil.rmtree(self.best_dir)
+            model.save_pretrained(self.best_dir)
+            self.tokenizer.save_pretrained(self.best_dir)
+        else:
+            self._since_best += 1
+        return metrics
+
+    def on_step_end(self, args, state, control, model=None, **kwargs):  # noqa: ANN001
+        if self.rows and self.every and state.global_step % self.every == 0 and model is not None:
+            self.evaluate(model, state.global_step)
+            if self.patience and self._since_best >= self.patience:
+                self.stopped_early = True
+                control.should_save = True
+                control.should_training_stop = True
+        return control
+
+
+class StepLog(TrainerCallback):
+    """Collects every logged step (TRL's reward mean/std plus the reward's own metrics) and hands
+    each to `on_step` (the CLI's progress bar, a tracker)."""
+
+    def __init__(self, reward: WorkflowReward, on_step: Callable[[dict[str, float]], None] | None = None) -> None:
+        self.reward, self.on_step = reward, on_step
+        self.rows: list[dict[str, float]] = []
+
+    def on_log(self, args, state, control, logs=None, **kwargs):  # noqa: ANN001
+        if not logs or "reward" not in logs:
+            return control
+        row = {k: float(v) for k, v in logs.items() if isinstance(v, (int, float))}
+        row["step"] = float(state.global_step)
+        row["usd_total"] = self.reward.stats.usd
+        row["calls_total"] = float(self.reward.stats.calls)
+        self.rows.append(row)
+        if self.on_step is not None:
+            self.on_step(row)
+        return control

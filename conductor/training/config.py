@@ -1,0 +1,167 @@
+"""One typed training config: TRL's own `GRPOConfig` (every trainer field, with TRL's
+descriptions) plus the Conductor's fields, each described the same way.
+
+Two profiles: `local` (the tiny offline model, CPU, the prototype's settings that reached
+per-domain oracle routing) and `production` (the paper's hyperparameters on a 7B model).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from trl import GRPOConfig
+
+from conductor.config import REPO_ROOT
+from conductor.reward import DEFAULT_RECURSION_DISCOUNT
+
+Profile = Literal["local", "production"]
+DEFAULT_POOL = str(REPO_ROOT / "deployments" / "pools" / "local.yaml")
+
+
+@dataclass
+class ConductorTrainingConfig(GRPOConfig):
+    """`GRPOConfig` plus what the Conductor's GRPO run needs: the pool, the prompt rows, the
+    reward shaping, the budget and the evaluation split."""
+
+    model_name_or_path: str = field(
+        default="Qwen/Qwen2.5-7B-Instruct",
+        metadata={"help": "Causal LM to train: a local directory (e.g. from `conductor model init --tiny`) or a hub id."},
+    )
+    pool_file: str = field(
+        default=DEFAULT_POOL, metadata={"help": "Worker pool YAML the Conductor plans over (its order is 'Model 0..k')."}
+    )
+    few_shot_examples: bool = field(
+        default=True,
+        metadata={"help": "Put the out-of-domain example workflows in the Conductor's system prompt (the paper does)."},
+    )
+    randomized_pools: bool = field(
+        default=False,
+        metadata={"help": "Offer each prompt row a seeded random subset of the pool, in shuffled order, so the "
+                  "Conductor learns to plan over any pool a user has."},
+    )
+    pool_k_min: int = field(default=2, metadata={"help": "Fewest workers a randomized pool offers."})
+    pool_k_max: int | None = field(
+        default=None, metadata={"help": "Most workers a randomized pool offers (None: the whole pool)."}
+    )
+    recursion_fraction: float = field(
+        default=0.0,
+        metadata={"help": "Share of prompt rows that also offer the Conductor itself and get a forced second round "
+                  "written by the current policy (the paper forced recursion on half the batch)."},
+    )
+    recursion_discount: float = field(
+        default=DEFAULT_RECURSION_DISCOUNT,
+        metadata={"help": "d in r0' = (1 - d)·r0 + d·r1: how much of the second round's reward the first round gets."},
+    )
+    cost_weight: float = field(
+        default=0.0,
+        metadata={"help": "Reward shaping: reward - cost_weight * usd of the rollout. 0 is the paper's reward."},
+    )
+    reward_concurrency: int = field(
+        default=64, metadata={"help": "Most rollouts of a batch in flight at once (each worker's own limit still applies)."}
+    )
+    max_usd: float | None = field(
+        default=None,
+        metadata={"help": "Stop training cleanly (with a checkpoint) once the worker calls have cost this many dollars."},
+    )
+    train_seed: int = field(default=0, metadata={"help": "Seed of the prompt rows (pool subsets, recursion rows)."})
+    eval_fraction: float = field(
+        default=0.25, metadata={"help": "Share of the problems held out for evaluation and early stopping (by problem)."}
+    )
+    eval_every: int = field(
+        default=0, metadata={"help": "Evaluate held-out accuracy every N steps (0: only at the end)."}
+    )
+    early_stopping_patience: int = field(
+        default=0,
+        metadata={"help": "Stop after this many held-out evaluations without improvement and keep the best "
+                  "model (0: never stop early)."},
+    )
+    sft_epochs: float = field(
+        default=0.0, metadata={"help": "Epochs of the SFT warm start on generated workflows before GRPO (0: none)."}
+    )
+    sft_learning_rate: float = field(default=3e-3, metadata={"help": "Learning rate of the SFT warm start."})
+
+
+def _has_cuda() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
+def _common(output_dir: str | Path) -> dict[str, Any]:
+    return {
+        "output_dir": str(output_dir),
+        "report_to": "none",  # registry/ logs to MLflow itself; TRL's integrations would import it here
+        "save_strategy": "steps",
+        "logging_steps": 1,
+        "beta": 0.0,
+        "temperature": 1.0,
+        "epsilon": 0.2,
+    }
+
+
+def local_profile(output_dir: str | Path, **overrides: Any) -> ConductorTrainingConfig:
+    """The offline CPU profile: the tiny model, the simulated pool, the prototype's settings."""
+    values: dict[str, Any] = {
+        **_common(output_dir),
+        "model_name_or_path": str(Path(output_dir) / "base"),
+        "few_shot_examples": False,  # the tiny model's context is short; examples triple every prompt
+        "learning_rate": 3e-4,  # 1e-3 destroyed the format in ~8 steps in the prototype
+        "lr_scheduler_type": "constant",
+        "loss_type": "dapo",
+        "scale_rewards": "group",
+        "num_generations": 8,
+        "per_device_train_batch_size": 32,  # 4 questions x 8 rollouts per step
+        "max_completion_length": 96,
+        "max_steps": 200,
+        "save_steps": 25,
+        "activation_checkpointing": False,  # no gain on CPU, and it slows the tiny model
+        "use_cpu": True,
+        "bf16": False,
+        "sft_epochs": 10.0,
+        "eval_every": 25,
+        "early_stopping_patience": 3,
+        "disable_tqdm": True,
+    }
+    values.update(overrides)
+    return ConductorTrainingConfig(**values)
+
+
+def production_profile(output_dir: str | Path, **overrides: Any) -> ConductorTrainingConfig:
+    """The paper's hyperparameters: 200 iterations x 4 questions x 64 rollouts on Qwen2.5-7B-Instruct."""
+    try:
+        import vllm  # noqa: F401  (an optional extra: it pulls CUDA builds)
+
+        has_vllm = True
+    except ImportError:
+        has_vllm = False
+    values: dict[str, Any] = {
+        **_common(output_dir),
+        "model_name_or_path": "Qwen/Qwen2.5-7B-Instruct",
+        "learning_rate": 1e-6,
+        "lr_scheduler_type": "cosine",
+        "warmup_steps": 0.03,  # 3 % of the steps (a float < 1 is a fraction)
+        "num_generations": 64,
+        "per_device_train_batch_size": 64,
+        "gradient_accumulation_steps": 4,  # 4 questions x 64 rollouts = 256 per iteration
+        "max_completion_length": 1024,
+        "max_steps": 200,
+        "save_steps": 10,
+        "bf16": _has_cuda(),  # validated at construction: a CPU-only machine can still --estimate
+        "use_cpu": not _has_cuda(),
+        "activation_checkpointing": True,
+        "use_vllm": has_vllm,
+        "vllm_mode": "colocate",
+        "eval_every": 20,
+    }
+    values.update(overrides)
+    return ConductorTrainingConfig(**values)
+
+
+def profile_config(profile: Profile, output_dir: str | Path, **overrides: Any) -> ConductorTrainingConfig:
+    if profile == "local":
+        return local_profile(output_dir, **overrides)
+    if profile == "production":
+        return production_profile(output_dir, **overrides)
+    raise ValueError(f"unknown profile {profile!r} (local or production)")

@@ -1,0 +1,93 @@
+"""Prompt rows for GRPO: a problem, the workers offered to the Conductor (the full pool, or a
+seeded random subset in shuffled order), whether the row recurses, and the rendered prompt."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from datasets import Dataset
+
+from conductor.data.schema import Problem
+from conductor.prompts import conductor_messages
+from conductor.types import WorkerSpec
+from conductor.workers.pool import Pool, read_pool_file
+from conductor.workers.registry import CONDUCTOR_PROVIDER, BuildContext
+from conductor.workflow import DEFAULT_MAX_STEPS
+
+CONDUCTOR_ID = "conductor"
+CONDUCTOR_SPEC = WorkerSpec(id=CONDUCTOR_ID, provider=CONDUCTOR_PROVIDER)
+
+
+def training_pool(pool_file: str | Path, problems: Sequence[Problem]) -> Pool:
+    """The pool file's workers plus the Conductor itself (offered only on recursion rows).
+    Simulated workers get `problems` as their bank, so they know the gold answers."""
+    specs = [s for s in read_pool_file(pool_file).workers if s.provider != CONDUCTOR_PROVIDER]
+    return Pool.from_specs([*specs, CONDUCTOR_SPEC], BuildContext(problems=list(problems)))
+
+
+@dataclass(frozen=True)
+class PoolSampling:
+    """How each row's offered pool is drawn."""
+
+    randomized: bool = False
+    k_min: int = 2
+    k_max: int | None = None
+    recursion_fraction: float = 0.0
+
+
+@dataclass(frozen=True)
+class PromptRow:
+    problem: Problem
+    pool_ids: tuple[str, ...]  # as offered, in order ("Model 0" first)
+    recursion: bool
+
+    def offered(self, pool: Pool) -> Pool:
+        return pool.offer(list(self.pool_ids))
+
+
+def offered_ids(worker_ids: Sequence[str], rng: random.Random, sampling: PoolSampling) -> list[str]:
+    """The full pool in file order, or k (uniform in k_min..k_max) of its workers, shuffled."""
+    ids = list(worker_ids)
+    if not sampling.randomized:
+        return ids
+    k_max = min(sampling.k_max or len(ids), len(ids))
+    k_min = max(1, min(sampling.k_min, k_max))
+    return rng.sample(ids, rng.randint(k_min, k_max))
+
+
+def build_rows(
+    problems: Sequence[Problem], pool: Pool, sampling: PoolSampling, *, seed: int = 0
+) -> list[PromptRow]:
+    """One row per problem; the same seed gives the same pools and recursion rows."""
+    rng = random.Random(seed)
+    workers = [s.id for s in pool.specs if s.provider != CONDUCTOR_PROVIDER]
+    rows = []
+    for problem in problems:
+        ids = offered_ids(workers, rng, sampling)
+        recursion = rng.random() < sampling.recursion_fraction
+        if recursion:
+            ids.append(CONDUCTOR_ID)
+        rows.append(PromptRow(problem=problem, pool_ids=tuple(ids), recursion=recursion))
+    return rows
+
+
+def row_messages(row: PromptRow, pool: Pool, *, examples: bool, max_steps: int = DEFAULT_MAX_STEPS):
+    return conductor_messages(row.problem.question, row.offered(pool).specs, examples=examples, max_steps=max_steps)
+
+
+def to_dataset(rows: Sequence[PromptRow], pool: Pool, *, examples: bool, max_steps: int = DEFAULT_MAX_STEPS) -> Dataset:
+    """A TRL prompt dataset (conversational `prompt`); the other columns reach the reward function."""
+    return Dataset.from_list(
+        [
+            {
+                "prompt": [m.model_dump(include={"role", "content"}) for m in row_messages(row, pool, examples=examples, max_steps=max_steps)],
+                "problem": row.problem.model_dump_json(),
+                "pool_ids": list(row.pool_ids),
+                "recursion": row.recursion,
+            }
+            for row in rows
+        ]
+    )

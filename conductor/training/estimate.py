@@ -1,0 +1,62 @@
+"""What a training run will cost before anything is spent: worker calls, tokens, dollars and
+wall time, from the config and the pool's prices (for simulated workers: their token model)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from conductor.training.config import ConductorTrainingConfig
+from conductor.workers.pool import read_pool_file
+from conductor.workers.registry import CONDUCTOR_PROVIDER
+
+
+@dataclass(frozen=True)
+class Estimate:
+    steps: int
+    rollouts: int
+    calls: int
+    input_tokens: int
+    output_tokens: int
+    usd: float
+    wall_s: float
+
+    def lines(self) -> list[str]:
+        return [
+            f"steps            {self.steps:,}",
+            f"rollouts         {self.rollouts:,}",
+            f"worker calls     {self.calls:,}",
+            f"tokens           {self.input_tokens:,} in / {self.output_tokens:,} out",
+            f"worker cost      ${self.usd:,.2f}",
+            f"wall time        {self.wall_s / 3600:,.1f} h ({self.wall_s:,.0f} s)",
+        ]
+
+
+def estimate(
+    config: ConductorTrainingConfig,
+    *,
+    calls_per_rollout: float = 3.0,  # the paper's learned workflows average ~3 steps
+    input_tokens_per_call: int = 1500,
+    output_tokens_per_call: int | None = None,
+    step_s: float | None = None,
+    workers_per_step_s: float = 2.0,
+) -> Estimate:
+    """Projected totals for `max_steps` steps. Prices are the pool's mean per worker; output
+    tokens default to the simulated workers' median or 1,000. `step_s` (policy time per step)
+    defaults to 0.6 s on the tiny model and 60 s otherwise; worker calls overlap, so their time
+    per step is the slowest rollout (`workers_per_step_s`)."""
+    workers = [w for w in read_pool_file(config.pool_file).workers if w.provider != CONDUCTOR_PROVIDER]
+    medians = [w.options.get("output_tokens", {}).get("median") for w in workers]
+    out_tok = output_tokens_per_call or int(sum(m for m in medians if m) / max(1, sum(1 for m in medians if m)) or 1000)
+    priced = [w.prices for w in workers if w.prices is not None]
+    usd_per_call = (
+        sum(p.cost(input_tokens_per_call, out_tok) for p in priced) / len(priced) if priced else 0.0
+    )
+    rollouts_per_step = config.per_device_train_batch_size * config.gradient_accumulation_steps * max(1, config.world_size)
+    rollouts = config.max_steps * rollouts_per_step
+    calls = round(rollouts * calls_per_rollout * (1 + config.recursion_fraction))
+    tiny = "base" in config.model_name_or_path or "sft" in config.model_name_or_path
+    per_step = (step_s if step_s is not None else 0.6 if tiny else 60.0) + workers_per_step_s
+    return Estimate(
+        steps=config.max_steps, rollouts=rollouts, calls=calls, input_tokens=calls * input_tokens_per_call,
+        output_tokens=calls * out_tok, usd=calls * usd_per_call, wall_s=config.max_steps * per_step,
+    )

@@ -1,0 +1,120 @@
+"""The GRPO run: TRL's `GRPOTrainer` on prompt rows, rewarded by running each completion as a
+workflow over the pool. Checkpoints every `save_steps`; `resume=True` continues from the last
+one; `max_usd` and early stopping end the run cleanly at a checkpoint. Returns a model dir."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from conductor.config import ExecutionConfig
+from conductor.models.tiny import load_tokenizer
+from conductor.data.schema import Problem
+from conductor.training.callbacks import BudgetCallback, HeldOutEval, RewardStatsCheckpoint, StepLog
+from conductor.training.config import ConductorTrainingConfig
+from conductor.training.dataset import PoolSampling, build_rows, to_dataset, training_pool
+from conductor.training.policy import TransformersPolicy
+from conductor.training.reward import TraceSink, WorkflowReward
+
+
+@dataclass
+class TrainResult:
+    """What a run leaves: the final model dir (the best held-out one when early stopping kept
+    one), why it stopped, and its per-step and held-out histories."""
+
+    model_dir: Path
+    steps: int
+    stop_reason: str  # "max_steps" | "budget" | "early_stopping"
+    usd: float
+    calls: int
+    rollouts: int
+    wall_s: float
+    history: list[dict[str, float]] = field(default_factory=list)
+    eval_history: list[dict[str, float]] = field(default_factory=list)
+    best_eval_accuracy: float | None = None
+    best_step: int | None = None
+    samples: list[dict[str, str]] = field(default_factory=list)
+
+
+def sampling_of(config: ConductorTrainingConfig) -> PoolSampling:
+    return PoolSampling(config.randomized_pools, config.pool_k_min, config.pool_k_max, config.recursion_fraction)
+
+
+def last_checkpoint(output_dir: str | Path) -> Path | None:
+    ckpts = sorted(Path(output_dir).glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[1]))
+    return ckpts[-1] if ckpts else None
+
+
+def train_grpo(
+    config: ConductorTrainingConfig,
+    train_problems: Sequence[Problem],
+    eval_problems: Sequence[Problem] = (),
+    *,
+    resume: bool = False,
+    sink: TraceSink | None = None,
+    on_step: Callable[[dict[str, float]], None] | None = None,
+    run_id: str | None = None,
+    execution: ExecutionConfig | None = None,
+) -> TrainResult:
+    from trl import GRPOTrainer
+
+    t0 = time.perf_counter()
+    out = Path(config.output_dir)
+    pool = training_pool(config.pool_file, [*train_problems, *eval_problems])
+    rows = build_rows(train_problems, pool, sampling_of(config), seed=config.train_seed)
+    dataset = to_dataset(rows, pool, examples=config.few_shot_examples)
+    tokenizer = load_tokenizer(config.model_name_or_path)
+    reward = WorkflowReward(
+        pool, execution=execution, examples=config.few_shot_examples, cost_weight=config.cost_weight,
+        recursion_discount=config.recursion_discount, concurrency=config.reward_concurrency, sink=sink,
+        run_id=run_id, seed=config.seed,
+    )
+    budget = BudgetCallback(reward, config.max_usd)
+    stats_ckpt = RewardStatsCheckpoint(reward)
+    log = StepLog(reward, on_step)
+    # Held-out rows offer the full pool: the question is how well it plans over the pool it has.
+    eval_rows = build_rows(eval_problems, pool, PoolSampling(), seed=config.train_seed)
+    held_out = HeldOutEval(
+        eval_rows, pool, tokenizer, every=config.eval_every, patience=config.early_stopping_patience,
+        examples=config.few_shot_examples, max_new_tokens=config.max_completion_length or 256, best_dir=out / "best",
+    )
+    trainer = GRPOTrainer(
+        model=config.model_name_or_path, reward_funcs=[reward], args=config, train_dataset=dataset,
+        processing_class=tokenizer, callbacks=[budget, stats_ckpt, log, held_out],
+    )
+    if config.recursion_fraction > 0:
+        reward.policy = TransformersPolicy(
+            trainer.model, tokenizer, max_new_tokens=config.max_completion_length or 256, temperature=config.temperature
+        )
+    checkpoint = last_checkpoint(out) if resume else None
+    if checkpoint is not None:
+        stats_ckpt.load(checkpoint)
+    trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+    final = out / "model"
+    trainer.save_model(str(final))
+    tokenizer.save_pretrained(final)
+    steps = trainer.state.global_step
+    if eval_rows and (not held_out.history or held_out.history[-1]["step"] != steps):
+        held_out.evaluate(trainer.model, steps)
+    model_dir = out / "best" if held_out.best_step is not None and held_out.best_step != steps else final
+    reason = "budget" if budget.stopped_for_budget else "early_stopping" if held_out.stopped_early else "max_steps"
+    return TrainResult(
+        model_dir=model_dir, steps=steps, stop_reason=reason, usd=reward.stats.usd, calls=reward.stats.calls,
+        rollouts=reward.stats.rollouts, wall_s=time.perf_counter() - t0, history=log.rows,
+        eval_history=held_out.history, best_eval_accuracy=held_out.best, best_step=held_out.best_step,
+        samples=sample_rows(held_out.last.traces if held_out.last else (), eval_rows),
+    )
+
+
+def sample_rows(traces, rows, limit: int = 20) -> list[dict[str, str]]:  # noqa: ANN001
+    """A table of held-out workflows: question, domain, offered pool, output, parse, verdict."""
+    return [
+        {
+            "question": r.problem.question[:300], "domain": r.problem.domain, "pool": ", ".join(r.pool_ids),
+            "workflow": t.conductor_output or "", "parse": t.parse_status,
+            "correct": str(bool(t.verdict and t.verdict.correct)),
+        }
+        for t, r in list(zip(traces, rows))[:limit]
+    ]

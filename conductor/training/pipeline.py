@@ -1,0 +1,68 @@
+"""One training run end to end: problems -> split -> (tiny model + SFT warm start) -> GRPO with
+held-out early stopping -> tracked run and registered model. What `conductor train` and the
+Prefect flow call."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from conductor.data.schema import Problem
+from conductor.training.config import ConductorTrainingConfig
+from conductor.training.grpo import TrainResult, train_grpo
+from conductor.training.problems import local_problems, split_problems
+from conductor.training.reward import TraceSink
+from conductor.training.tracking import TrackerFactory
+from conductor.training.warm import warm_started_tiny
+
+
+@dataclass
+class RunOutcome:
+    result: TrainResult
+    tracking_run_id: str | None = None
+    registered: Any = None  # the tracker's record of the registered model version
+
+
+def ensure_model(config: ConductorTrainingConfig, train: Sequence[Problem]) -> Path:
+    """The model GRPO starts from: the configured one when it exists (a local dir or a hub id),
+    else (local profile) the tiny model, SFT-warm-started; an earlier warm start is reused."""
+    path = Path(config.model_name_or_path)
+    sft = Path(config.output_dir) / "sft"
+    if (sft / "config.json").is_file() and not (path / "config.json").is_file():
+        config.model_name_or_path = str(sft)
+        return sft
+    if (path / "config.json").is_file() or not str(path).startswith(str(config.output_dir)):
+        return path
+    return warm_started_tiny(config, train)
+
+
+def run_training(
+    config: ConductorTrainingConfig,
+    problems: Sequence[Problem] | None = None,
+    *,
+    resume: bool = False,
+    sink: TraceSink | None = None,
+    on_step: Callable[[dict[str, float]], None] | None = None,
+    tracker: TrackerFactory | None = None,
+) -> RunOutcome:
+    problems = list(problems) if problems is not None else local_problems("train")
+    train, held_out = split_problems(problems, config.eval_fraction, seed=config.train_seed)
+    ensure_model(config, train)
+    if tracker is None:
+        result = train_grpo(config, train, held_out, resume=resume, sink=sink, on_step=on_step)
+        return RunOutcome(result=result)
+    with tracker(config.to_dict()) as run:
+        def step(row: dict[str, float]) -> None:
+            run.log_step(row)
+            if on_step is not None:
+                on_step(row)
+
+        result = train_grpo(config, train, held_out, resume=resume, sink=sink, on_step=step, run_id=run.run_id)
+        logged = run.finish(
+            result.model_dir, history=result.history, eval_history=result.eval_history, samples=result.samples,
+            summary={"wall_s": result.wall_s, "usd_total": result.usd, "calls_total": result.calls,
+                     "steps_done": result.steps, "best_eval_accuracy": result.best_eval_accuracy or 0.0},
+        )
+    return RunOutcome(result=result, tracking_run_id=run.run_id, registered=getattr(logged, "model", None))

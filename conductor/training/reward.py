@@ -1,0 +1,184 @@
+"""The async TRL reward function: run every completion of the batch as a workflow over its
+row's offered pool, concurrently, verify it, and return 0 (unparseable) / 0.5 (parsed, wrong)
+/ 1 (right), optionally minus `cost_weight * usd`.
+
+Recursion rows get a forced second round written by the current policy after it sees the
+first round's workflow and responses; the first round's reward becomes (1 - d)·r0 + d·r1 and
+the second round is a Trace whose parent is the first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from conductor.config import ExecutionConfig
+from conductor.executor import Round
+from conductor.data.schema import Problem
+from conductor.prompts import PriorStep, conductor_messages, recursion_messages
+from conductor.reward import DEFAULT_RECURSION_DISCOUNT, blend, reward_of
+from conductor.trace import Trace
+from conductor.training.policy import Policy, PolicyPlanner
+from conductor.training.rollout import rollout
+from conductor.workers.pool import Pool
+from conductor.workflow import DEFAULT_MAX_STEPS
+
+TraceSink = Callable[[Trace, int], None]
+"""Receives every rollout's trace (second rounds too) and the training step it belongs to."""
+
+
+@dataclass
+class RewardStats:
+    """Running totals across the whole run (the budget and the progress bar read these)."""
+
+    rollouts: int = 0
+    calls: int = 0
+    usd: float = 0.0
+    parsed: int = 0
+    correct: int = 0
+    last_batch: dict[str, float] = field(default_factory=dict)
+
+
+def completion_text(completion: Any) -> str:
+    """TRL passes plain strings, or (conversational datasets) a list of messages."""
+    if isinstance(completion, str):
+        return completion
+    return "".join(m["content"] for m in completion if m.get("role") == "assistant") or "".join(
+        m.get("content", "") for m in completion
+    )
+
+
+@dataclass
+class Scored:
+    trace: Trace
+    second: Trace | None
+    reward: float
+
+
+class WorkflowReward:
+    """Callable by TRL's GRPOTrainer (`reward_funcs=[WorkflowReward(...)]`)."""
+
+    __name__ = "workflow_reward"  # TRL names the reward's metrics after this
+
+    def __init__(
+        self,
+        pool: Pool,
+        *,
+        execution: ExecutionConfig | None = None,
+        examples: bool = True,
+        max_steps: int = DEFAULT_MAX_STEPS,
+        cost_weight: float = 0.0,
+        recursion_discount: float = DEFAULT_RECURSION_DISCOUNT,
+        concurrency: int = 64,
+        policy: Policy | None = None,
+        sink: TraceSink | None = None,
+        run_id: str | None = None,
+        seed: int = 0,
+    ) -> None:
+        self.pool = pool
+        self.execution = execution or ExecutionConfig(max_steps=max_steps)
+        self.examples, self.max_steps = examples, max_steps
+        self.cost_weight, self.recursion_discount = cost_weight, recursion_discount
+        self.concurrency = concurrency
+        self.policy = policy  # set after the trainer exists: the trainer's own model
+        self.sink, self.run_id, self.seed = sink, run_id, seed
+        self.stats = RewardStats()
+        self._batches = 0
+
+    async def score_one(self, text: str, problem: Problem, pool_ids: Sequence[str], recursion: bool, rng: random.Random) -> Scored:
+        offered = self.pool.offer(list(pool_ids))
+        messages = conductor_messages(problem.question, offered.specs, examples=self.examples, max_steps=self.max_steps)
+        planner = PolicyPlanner(self.policy) if self.policy is not None else None
+        trace = await rollout(
+            text, problem, offered, self.execution, messages=messages, planner=planner, run_id=self.run_id, rng=rng
+        )
+        r0 = reward_of(trace)
+        second = None
+        if recursion and self.policy is not None and trace.workflow is not None and trace.steps:
+            second = await self.second_round(trace, problem, offered, rng)
+            # An empty second workflow keeps the first answer: it scores as the first did.
+            r1 = r0 if second.workflow is not None and second.workflow.is_empty else reward_of(second)
+            second.reward = r1
+            trace.reward = blend(r0, r1, self.recursion_discount)
+        usd = sum(t.usage.cost_usd or 0.0 for t in (trace, second) if t is not None)
+        reward = (trace.reward if trace.reward is not None else r0) - self.cost_weight * usd
+        return Scored(trace=trace, second=second, reward=reward)
+
+    async def second_round(self, first: Trace, problem: Problem, offered: Pool, rng: random.Random) -> Trace:
+        assert self.policy is not None
+        prior = [
+            PriorStep(index=s.index, worker=s.worker_id, subtask=s.subtask, response=s.output or f"[{s.status}: {s.error}]")
+            for s in first.steps
+        ]
+        messages = recursion_messages(problem.question, offered.specs, prior, max_steps=self.max_steps)
+        text = await self.policy.generate(messages)
+        return await rollout(
+            text, problem, offered, self.execution, messages=messages, planner=PolicyPlanner(self.policy),
+            run_id=self.run_id, rng=rng, within=Round(depth=first.depth + 1, parent_trace_id=first.trace_id),
+        )
+
+    async def __call__(
+        self,
+        prompts: list[Any],
+        completions: list[Any],
+        problem: list[str],
+        pool_ids: list[list[str]],
+        recursion: list[bool] | None = None,
+        log_extra: Callable[[str, list], None] | None = None,
+        log_metric: Callable[[str, float], None] | None = None,
+        trainer_state: Any = None,
+        **_: Any,
+    ) -> list[float]:
+        step = int(getattr(trainer_state, "global_step", self._batches))
+        self._batches += 1
+        gate = asyncio.Semaphore(self.concurrency)
+        recursion = recursion or [False] * len(completions)
+
+        async def one(i: int) -> Scored:
+            async with gate:
+                # Seeded by step and position: a rerun of the same batch meets the same workers' dice.
+                rng = random.Random(hash((self.seed, step, i)) & 0xFFFFFFFF)
+                return await self.score_one(
+                    completion_text(completions[i]), Problem.model_validate_json(problem[i]), pool_ids[i], bool(recursion[i]), rng
+                )
+
+        scored = await asyncio.gather(*(one(i) for i in range(len(completions))))
+        self._account(scored, step, log_extra, log_metric)
+        return [s.reward for s in scored]
+
+    def _account(self, scored: list[Scored], step: int, log_extra: Any, log_metric: Any) -> None:
+        traces = [s.trace for s in scored]
+        rounds = [[t for t in (s.trace, s.second) if t is not None] for s in scored]
+        parse = [t.parse_status for t in traces]
+        calls = [sum(len(r.all_calls()) - (r.conductor_call is not None) for r in rs) for rs in rounds]
+        usd = [sum(r.usage.cost_usd or 0.0 for r in rs) for rs in rounds]
+        correct = [bool(t.verdict and t.verdict.correct) for t in traces]
+        n = len(scored) or 1
+        batch = {
+            "format_rate": sum(p == "ok" for p in parse) / n,
+            "accuracy": sum(correct) / n,
+            "calls_per_rollout": sum(calls) / n,
+            "usd_per_rollout": sum(usd) / n,
+            "steps_per_rollout": sum(len(t.workflow) if t.workflow else 0 for t in traces) / n,
+        }
+        self.stats.rollouts += len(scored)
+        self.stats.calls += sum(calls)
+        self.stats.usd += sum(usd)
+        self.stats.parsed += sum(p == "ok" for p in parse)
+        self.stats.correct += sum(correct)
+        self.stats.last_batch = {**batch, "usd_total": self.stats.usd}
+        if log_extra is not None:
+            log_extra("parse", parse)
+            log_extra("steps", [len(t.workflow) if t.workflow else 0 for t in traces])
+            log_extra("calls", calls)
+            log_extra("usd", usd)
+        if log_metric is not None:
+            for name, value in self.stats.last_batch.items():
+                log_metric(name, value)
+        if self.sink is not None:
+            for rs in rounds:
+                for t in rs:
+                    self.sink(t, step)

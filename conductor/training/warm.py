@@ -1,0 +1,31 @@
+"""From nothing to a GRPO-ready tiny Conductor: build the tiny model (tokenizer trained on the
+prompts and the workflow format), then the SFT warm start on generated workflows."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from conductor.data.schema import Problem
+from conductor.training.base_model import init_tiny_conductor
+from conductor.training.config import ConductorTrainingConfig
+from conductor.training.dataset import PoolSampling, training_pool
+from conductor.training.sft import warm_start
+from conductor.training.sft_data import sft_examples
+
+
+def warm_started_tiny(
+    config: ConductorTrainingConfig, train_problems: Sequence[Problem], *, copies: int = 8, **shape: int
+) -> Path:
+    """Build `<output_dir>/base`, SFT it into `<output_dir>/sft` and point the config's
+    `model_name_or_path` at the result. Only training problems reach the tokenizer and SFT."""
+    out = Path(config.output_dir)
+    pool = training_pool(config.pool_file, train_problems)
+    base = init_tiny_conductor(out / "base", train_problems, pool, seed=config.seed, **shape)
+    # SFT offers randomized pools whenever GRPO will, so ids stay within the offered range.
+    sampling = PoolSampling(randomized=True, k_min=config.pool_k_min, k_max=config.pool_k_max)
+    examples = sft_examples(train_problems, pool, sampling, copies=copies, seed=config.seed, examples=config.few_shot_examples)
+    sft_dir = warm_start(base, out / "sft", examples, epochs=config.sft_epochs, learning_rate=config.sft_learning_rate,
+                         seed=config.seed, use_cpu=config.use_cpu)
+    config.model_name_or_path = str(sft_dir)
+    return sft_dir

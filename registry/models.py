@@ -1,0 +1,78 @@
+"""Logged Conductor models: a pyfunc wrapper around the model directory (so any MLflow client
+can load it), explicit pip requirements, registration as a new version of `conductor` with an
+alias, and `models:/` URIs resolved to a local directory the library can load."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib.metadata import version
+from pathlib import Path
+
+import mlflow
+import yaml
+from mlflow.pyfunc import PythonModel
+
+from registry.store import REGISTERED_MODEL, use_store
+
+MODEL_ARTIFACT = "conductor_model"
+CHALLENGER = "challenger"
+
+
+def pip_requirements() -> list[str]:
+    """Explicit (MLflow would otherwise infer extras such as torchvision)."""
+    return [f"{pkg}=={version(pkg)}" for pkg in ("torch", "transformers", "tokenizers", "mlflow")]
+
+
+class ConductorModel(PythonModel):
+    """`predict(questions)` -> workflow texts (greedy), for MLflow clients; the project itself
+    resolves the directory and plans with the library."""
+
+    def load_context(self, context) -> None:  # noqa: ANN001
+        from transformers import AutoModelForCausalLM
+
+        from conductor.models.tiny import load_tokenizer
+
+        path = context.artifacts[MODEL_ARTIFACT]
+        self.tokenizer = load_tokenizer(path)
+        self.model = AutoModelForCausalLM.from_pretrained(path)
+
+    def predict(self, context, model_input, params=None):  # noqa: ANN001
+        from conductor.training.evaluate import generate_workflows
+
+        questions = list(model_input["messages"]) if hasattr(model_input, "columns") else list(model_input)
+        return generate_workflows(self.model, self.tokenizer, questions, max_new_tokens=(params or {}).get("max_new_tokens", 256))
+
+
+@dataclass(frozen=True)
+class RegisteredVersion:
+    name: str
+    version: str
+    alias: str
+    model_uri: str
+
+
+def log_and_register(model_dir: str | Path, *, alias: str = CHALLENGER, name: str = REGISTERED_MODEL) -> RegisteredVersion:
+    """Inside the active run: log `model_dir`, register it as a new version of `name`, point
+    `alias` at it."""
+    info = mlflow.pyfunc.log_model(
+        name="model",
+        python_model=ConductorModel(),
+        artifacts={MODEL_ARTIFACT: str(model_dir)},
+        pip_requirements=pip_requirements(),
+        registered_model_name=name,
+    )
+    version_ = str(info.registered_model_version)
+    mlflow.MlflowClient().set_registered_model_alias(name, alias, version_)
+    return RegisteredVersion(name=name, version=version_, alias=alias, model_uri=f"models:/{name}@{alias}")
+
+
+def resolve_model_uri(uri: str, dst: str | Path | None = None, *, tracking_uri: str | None = None) -> Path:
+    """`models:/conductor@challenger` (or `models:/conductor/3`, `runs:/...`) -> the local model
+    directory inside the downloaded model; a plain path is returned as it is."""
+    if not uri.startswith(("models:/", "runs:/")):
+        return Path(uri)
+    use_store(tracking_uri)
+    local = Path(mlflow.artifacts.download_artifacts(artifact_uri=uri, dst_path=str(dst) if dst else None))
+    mlmodel = yaml.safe_load((local / "MLmodel").read_text())
+    rel = mlmodel["flavors"]["python_function"]["artifacts"][MODEL_ARTIFACT]["path"]
+    return local / rel

@@ -1,0 +1,64 @@
+"""registry/ against a real MLflow SQLite store in a temporary directory."""
+
+from __future__ import annotations
+
+import mlflow
+import pytest
+
+from conductor.models.tiny import build_tiny_causal_lm
+from registry.models import resolve_model_uri
+from registry.runs import TrainingRun
+from registry.store import REGISTERED_MODEL
+
+
+@pytest.fixture
+def store(tmp_path, monkeypatch) -> str:
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
+    return uri
+
+
+def test_run_logs_params_metrics_artifacts_and_registers_challenger(tmp_path, store) -> None:
+    model_dir = build_tiny_causal_lm(tmp_path / "m", hidden_size=16, seed=1)
+    history = [{"step": s, "reward": 0.5 + 0.1 * s, "format_rate": 1.0, "usd_total": 0.01 * s} for s in (1, 2, 3)]
+    with TrainingRun({"learning_rate": 3e-4, "pool_file": "local.yaml", "report_to": ["none"]}, run_name="t") as run:
+        for row in history:
+            run.log_step(row)
+        logged = run.finish(
+            model_dir, history=history, eval_history=[{"step": 3, "eval_accuracy": 0.7}],
+            samples=[{"question": "q", "workflow": "model_id = [0]"}], summary={"wall_s": 1.0},
+        )
+    client = mlflow.MlflowClient(store)
+    data = client.get_run(logged.run_id).data
+    assert data.params["learning_rate"] == "0.0003" and data.params["report_to"] == '["none"]'
+    assert [m.value for m in client.get_metric_history(logged.run_id, "reward")] == pytest.approx([0.6, 0.7, 0.8])
+    assert data.metrics["eval_accuracy"] == 0.7
+    artifacts = {a.path for a in client.list_artifacts(logged.run_id)} | {
+        a.path for a in client.list_artifacts(logged.run_id, "plots")
+    }
+    assert "plots/curves.png" in artifacts and "sample_workflows.json" in artifacts
+    # Registered as a new version with alias challenger, resolvable to the model directory.
+    version = client.get_model_version_by_alias(REGISTERED_MODEL, "challenger")
+    assert str(version.version) == logged.model.version and version.run_id == logged.run_id
+    local = resolve_model_uri("models:/conductor@challenger", tmp_path / "dl")
+    assert (local / "config.json").is_file() and (local / "tokenizer.json").is_file()
+    assert (local / "model.safetensors").read_bytes() == (model_dir / "model.safetensors").read_bytes()
+    requirements = (local.parent.parent / "requirements.txt").read_text()
+    assert "transformers==" in requirements and "torchvision" not in requirements
+
+
+def test_second_run_is_a_new_version_and_moves_the_alias(tmp_path, store) -> None:
+    versions = []
+    for seed in (1, 2):
+        model_dir = build_tiny_causal_lm(tmp_path / f"m{seed}", hidden_size=16, seed=seed)
+        with TrainingRun({"seed": seed}) as run:
+            versions.append(run.finish(model_dir).model.version)
+    assert versions == ["1", "2"]
+    client = mlflow.MlflowClient(store)
+    assert str(client.get_model_version_by_alias(REGISTERED_MODEL, "challenger").version) == "2"
+    local = resolve_model_uri("models:/conductor/1", tmp_path / "v1")
+    assert (local / "model.safetensors").read_bytes() == (tmp_path / "m1" / "model.safetensors").read_bytes()
+
+
+def test_plain_path_is_returned_as_is(tmp_path) -> None:
+    assert resolve_model_uri(str(tmp_path)) == tmp_path

@@ -1,0 +1,105 @@
+"""Real GRPO steps of the tiny model (TRL GRPOTrainer, the simulated pool): the weights change,
+the run logs to a real MLflow SQLite store and registers `conductor@challenger`, a run resumes
+from its checkpoint, and the dollar budget stops it cleanly at a checkpoint."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import mlflow
+import pytest
+import torch
+
+from conductor.training.config import local_profile
+from conductor.training.grpo import last_checkpoint, train_grpo
+from conductor.training.pipeline import run_training
+from conductor.training.problems import local_problems, split_problems
+from conductor.training.warm import warm_started_tiny
+from registry.runs import TrainingRun
+
+SMALL = {"per_device_train_batch_size": 8, "num_generations": 4, "max_completion_length": 48, "eval_every": 0,
+         "early_stopping_patience": 0, "save_steps": 1}
+
+
+@pytest.fixture(scope="module")
+def warm(tmp_path_factory) -> tuple[Path, list, list]:
+    """A briefly warm-started small tiny model: its outputs parse sometimes, so rewards vary
+    within a group (all-equal rewards would give zero advantages and no update)."""
+    out = tmp_path_factory.mktemp("warm")
+    train, held_out = split_problems(local_problems("train"), 0.25, seed=0)
+    config = local_profile(out, sft_epochs=8.0)
+    model_dir = warm_started_tiny(config, train, copies=6, hidden_size=64, num_hidden_layers=2)
+    return model_dir, train, held_out
+
+
+def _weights(path: Path) -> dict[str, torch.Tensor]:
+    from safetensors.torch import load_file
+
+    return load_file(str(path / "model.safetensors"))
+
+
+def test_grpo_steps_change_weights_and_log_to_mlflow(tmp_path, warm, monkeypatch) -> None:
+    model_dir, train, held_out = warm
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
+    sunk = []
+    config = local_profile(tmp_path / "run", model_name_or_path=str(model_dir), max_steps=2, **SMALL)
+    outcome = run_training(config, [*train, *held_out], sink=lambda t, step: sunk.append(step), tracker=TrainingRun)
+    result = outcome.result
+    assert result.steps == 2 and result.stop_reason == "max_steps"
+    before, after = _weights(model_dir), _weights(tmp_path / "run" / "model")
+    assert any(not torch.equal(before[k], after[k]) for k in before)
+    assert len(sunk) == 2 * 8 and set(sunk) == {0, 1}
+    assert [r["step"] for r in result.history] == [1.0, 2.0]
+    assert all(0.0 <= r["format_rate"] <= 1.0 for r in result.history)
+    client = mlflow.MlflowClient(uri)
+    run = client.get_run(outcome.tracking_run_id)
+    assert run.data.params["learning_rate"] == str(config.learning_rate)
+    assert len(client.get_metric_history(run.info.run_id, "reward")) == 2
+    assert "eval_accuracy" in run.data.metrics
+    version = client.get_model_version_by_alias("conductor", "challenger")
+    assert version.run_id == outcome.tracking_run_id
+
+
+def test_resume_continues_from_the_last_checkpoint(tmp_path, warm) -> None:
+    model_dir, train, _ = warm
+    out = tmp_path / "run"
+    first = train_grpo(local_profile(out, model_name_or_path=str(model_dir), max_steps=2, **SMALL), train)
+    assert first.steps == 2 and last_checkpoint(out).name == "checkpoint-2"
+    spent = first.usd
+    assert spent > 0
+    resumed = train_grpo(local_profile(out, model_name_or_path=str(model_dir), max_steps=3, **SMALL), train, resume=True)
+    # Only step 3 ran: the history starts after the checkpoint and the spend carried over.
+    assert resumed.steps == 3 and [r["step"] for r in resumed.history] == [3.0]
+    # The dollars and rollouts so far were restored from the checkpoint, not restarted at 0.
+    assert resumed.usd >= spent and resumed.rollouts == first.rollouts + 8
+    shutil.rmtree(out / "checkpoint-3")
+
+
+def test_max_usd_stops_at_a_checkpoint(tmp_path, warm) -> None:
+    model_dir, train, _ = warm
+    out = tmp_path / "run"
+    cfg = local_profile(out, model_name_or_path=str(model_dir), max_steps=5, max_usd=1e-9, **{**SMALL, "save_steps": 100})
+    result = train_grpo(cfg, train)
+    # It stops after the first step that spent anything (a step whose rollouts all fail to
+    # parse makes no worker call), well before max_steps, with a checkpoint of that step.
+    assert result.stop_reason == "budget" and result.usd > 1e-9 and result.steps < 5
+    assert last_checkpoint(out) is not None and last_checkpoint(out).name == f"checkpoint-{result.steps}"
+
+
+def test_recursion_rows_get_a_second_round_from_the_policy(tmp_path, warm) -> None:
+    model_dir, train, _ = warm
+    sunk = []
+    cfg = local_profile(tmp_path / "run", model_name_or_path=str(model_dir), max_steps=1, recursion_fraction=1.0, **SMALL)
+    train_grpo(cfg, train, sink=lambda t, step: sunk.append(t))
+    firsts = [t for t in sunk if t.depth == 0]
+    seconds = [t for t in sunk if t.parent_trace_id is not None]
+    assert len(firsts) == 8
+    # Every first round that parsed and ran got a second round, written by the trainer's model.
+    ran = {t.trace_id for t in firsts if t.workflow is not None and t.steps}
+    assert ran  # (seeded sampling: the same rollouts every run)
+    assert {t.parent_trace_id for t in seconds if t.depth == 1} == ran
+    assert all(t.conductor_prompt and "Earlier workflow and responses" in t.conductor_prompt[-1].content
+               for t in seconds if t.depth == 1)
+    assert all("conductor" in t.pool for t in firsts)
