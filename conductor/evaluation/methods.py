@@ -92,9 +92,7 @@ def method_from_spec(
             raise MethodSpecError(f"{spec}: template needs a shape, one of {', '.join(SHAPES)}")
         planner = TemplatePlanner(arg)  # type: ignore[arg-type]
     elif kind == "router":
-        from conductor.evaluation.router import RouterPlanner
-
-        planner = RouterPlanner.train(train_problems, pool_file, seed=seed)
+        raise MethodSpecError("router: the learned router is not built yet (see docs/evaluation.md)")
     elif kind == "conductor":
         planner = ModelPlanner.from_directory(_model_dir(arg, resolve_model))
     else:
@@ -116,3 +114,26 @@ def _model_dir(arg: str, resolve_model: ModelResolver | None) -> Path:
     if not (path / "config.json").is_file():
         raise MethodSpecError(f"conductor:{arg}: {path} is not a model directory (no config.json)")
     return path
+
+
+def repeat_pool_file(pool_file: str | Path, repeat: int, out_dir: str | Path) -> Path:
+    """The pool for repeat `repeat`. A simulated worker's draws are a pure function of its seed,
+    so repeat r > 0 writes a copy of the pool file with each simulated worker's `seed` shifted
+    (the problems' shared difficulty stays; the workers' luck is fresh). Real workers vary on
+    their own; their pool file is used as is."""
+    import yaml
+
+    path = Path(pool_file)
+    raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    workers = raw.get("workers", []) if isinstance(raw, dict) else []
+    if repeat == 0 or not any(w.get("provider") == "simulated" for w in workers):
+        return path
+    for w in workers:
+        if w.get("provider") == "simulated":
+            options = w.setdefault("options", {}) or {}
+            options["seed"] = int(options.get("seed", 0)) + 7919 * repeat
+            w["options"] = options
+    out = Path(out_dir) / f"{path.stem}-repeat{repeat}.yaml"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(yaml.safe_dump(raw, sort_keys=False), encoding="utf-8")
+    return out
