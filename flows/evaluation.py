@@ -18,39 +18,21 @@ from typing import Any
 from prefect import flow, get_run_logger
 from prefect.artifacts import create_markdown_artifact
 from prefect.task_runners import ThreadPoolTaskRunner
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 from conductor.config import load_settings
 from conductor.data.bank import load_problems
 from conductor.data.schema import Problem
-from conductor.evaluation.methods import ModelResolver, Setting, method_from_spec, repeat_pool_file
+from conductor.evaluation.config import EvalConfig
+from conductor.evaluation.methods import ModelResolver, method_from_spec, repeat_pool_file
+from conductor.evaluation.prices import price_dates
 from conductor.trace import new_id
+from conductor.workers.pool import read_pool_file
 from flows.curation import curation_flow
 from conductor.evaluation.report import write_plots, write_table
 from tasks.evaluation import evaluation_figures, fill_costs, solve_benchmark
 from tasks.records import abandon_dead_runs, record_problems, record_run
 from warehouse.records import Run
-
-
-class EvalConfig(BaseModel):
-    """What `conductor eval` runs. Each field's description is the CLI's help."""
-
-    methods: list[str] = Field(description="Method specs: conductor:PATH, single:WORKER, reflect:WORKER,"
-                               " budget:WORKER, moa, random, oracle, template:SHAPE.")
-    benchmarks: list[str] = Field(default_factory=list,
-                                  description="Benchmarks (problem sources) to run; empty: every one present.")
-    repeats: int = Field(default=1, ge=1, description="Repeats of every method x benchmark (mean ± SE over them).")
-    problems_file: Path | None = Field(default=None, description="Problems (JSONL, Problem schema) instead of"
-                                       " the profile's curated evaluation sets.")
-    pool_file: Path | None = Field(default=None, description="Pool YAML file (default: the profile's pool).")
-    setting: Setting = Field(default="constrained", description="constrained (4096 output tokens per call, the"
-                             " paper's training budget) or unconstrained (32k).")
-    limit_per_benchmark: int = Field(default=0, ge=0, description="At most N problems per benchmark (0: all).")
-    profile: str = Field(default="local", description="Settings profile (local or production).")
-    seed: int = Field(default=0, description="Seed of the random baseline and of every run's draws.")
-    concurrency: int = Field(default=4, ge=1, description="Benchmark x method tasks solved at once.")
-    out_dir: Path | None = Field(default=None, description="Where the table and plots go (default:"
-                                 " $CONDUCTOR_HOME/evaluations/<id>).")
 
 
 class EvalResult(BaseModel):
@@ -109,8 +91,9 @@ def evaluation_flow(cfg: EvalConfig, db_path: str | None = None,
                 m = method if r == 0 else type(method)(method.planner, repeat_pool_file(
                     method.pool_file, r, out_dir / "pools"), method.execution, method.offer)
                 run = Run(run_id=new_id(), kind="eval", method=method.name, simulated=method.simulated,
-                          params={"evaluation_id": evaluation_id, "repeat": r, "spec": spec, "setting": cfg.setting,
-                                  "pool_file": str(m.pool_file), "execution": m.execution.model_dump()}, **base)
+                                    params={"evaluation_id": evaluation_id, "repeat": r, "spec": spec, "setting": cfg.setting,
+                                  "pool_file": str(m.pool_file), "execution": m.execution.model_dump(),
+                                  "prices_checked": price_dates(read_pool_file(m.pool_file).workers)}, **base)
                 record_run(run, db_path)
                 runs.append(run)
                 for name, ps in benchmarks.items():

@@ -41,6 +41,15 @@ def _save(fig: plt.Figure, path: Path, title: str, simulated: bool) -> Path:
     return path
 
 
+def short_names(methods: Sequence[str]) -> tuple[dict[str, str], str]:
+    """Drop the `@pool` suffix every method shares (said once in the title instead)."""
+    pools = {m.rpartition("@")[2] for m in methods if "@" in m}
+    if len(pools) == 1 and all("@" in m for m in methods):
+        pool = pools.pop()
+        return {m: m.rpartition("@")[0] for m in methods}, f" on {pool}"
+    return {m: m for m in methods}, ""
+
+
 def pareto_front(points: Sequence[MethodPoint]) -> list[MethodPoint]:
     """Points no other point beats on both cost (lower) and accuracy (higher), by cost."""
     front: list[MethodPoint] = []
@@ -51,11 +60,13 @@ def pareto_front(points: Sequence[MethodPoint]) -> list[MethodPoint]:
 
 
 def accuracy_vs_cost(points: Sequence[MethodPoint], path: Path, *, simulated: bool = False) -> Path:
+    names, pool = short_names([p.method for p in points])
     fig, ax = plt.subplots(figsize=SIZE_IN)
     for p in points:
         ax.scatter(p.usd_per_question, 100 * p.accuracy, s=40)
-        ax.annotate(p.method, (p.usd_per_question, 100 * p.accuracy), textcoords="offset points", xytext=(5, 4),
-                    fontsize=8)
+        ax.annotate(names[p.method], (p.usd_per_question, 100 * p.accuracy), textcoords="offset points",
+                    xytext=(5, 4), fontsize=8)
+    ax.margins(x=0.15, y=0.1)
     front = pareto_front(points)
     ax.step([p.usd_per_question for p in front], [100 * p.accuracy for p in front], where="post", color="black",
             linestyle="--", linewidth=1, label="Pareto frontier")
@@ -63,13 +74,14 @@ def accuracy_vs_cost(points: Sequence[MethodPoint], path: Path, *, simulated: bo
         ax.set_xscale("log")
     ax.set_xlabel("$ per question")
     ax.set_ylabel("accuracy %")
-    ax.legend(loc="lower right")
+    ax.legend(loc="best")
     ax.grid(alpha=0.3)
-    return _save(fig, path, "Accuracy vs cost", simulated)
+    return _save(fig, path, "Accuracy vs cost" + pool, simulated)
 
 
 def benchmark_bars(bars: Sequence[BenchmarkBar], path: Path, *, simulated: bool = False) -> Path:
     methods = list(dict.fromkeys(b.method for b in bars))
+    names, pool = short_names(methods)
     benchmarks = sorted({b.benchmark for b in bars})
     by = {(b.method, b.benchmark): b for b in bars}
     fig, ax = plt.subplots(figsize=SIZE_IN)
@@ -78,12 +90,13 @@ def benchmark_bars(bars: Sequence[BenchmarkBar], path: Path, *, simulated: bool 
         xs = [j + (i - (len(methods) - 1) / 2) * width for j in range(len(benchmarks))]
         ys = [100 * by[(m, b)].accuracy if (m, b) in by else 0.0 for b in benchmarks]
         es = [100 * by[(m, b)].se if (m, b) in by and not math.isnan(by[(m, b)].se) else 0.0 for b in benchmarks]
-        ax.bar(xs, ys, width, yerr=es, capsize=2, label=m)
+        ax.bar(xs, ys, width, yerr=es, capsize=2, label=names[m])
     ax.set_xticks(range(len(benchmarks)), benchmarks)
     ax.set_ylabel("accuracy % (± SE over repeats)")
-    ax.set_ylim(0, 100)
-    ax.legend(fontsize=7, ncol=2, loc="upper right")
-    return _save(fig, path, "Accuracy per benchmark", simulated)
+    ax.set_ylim(0, 118)  # headroom for the legend above the bars
+    ax.set_yticks(range(0, 101, 20))
+    ax.legend(fontsize=7, ncol=3, loc="upper center")
+    return _save(fig, path, "Accuracy per benchmark" + pool, simulated)
 
 
 def worker_usage_heatmap(usage: dict[tuple[str, str], int], path: Path, *, simulated: bool = False) -> Path:
