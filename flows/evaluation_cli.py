@@ -40,7 +40,8 @@ def eval_(
     """
     from pydantic import ValidationError
 
-    from conductor.evaluation.methods import MethodSpecError
+    from conductor.config import load_settings
+    from conductor.evaluation.methods import MethodSpecError, check_specs
     from conductor.workers.pool import PoolError
     from flows.cli import _ensure_prefect_home
     from flows.evaluation import evaluation_flow
@@ -52,6 +53,7 @@ def eval_(
                          concurrency=concurrency, out_dir=out)  # type: ignore[arg-type]
         if problems is not None and not problems.is_file():
             raise FileNotFoundError(f"--problems {problems}: no such file")
+        check_specs(cfg.methods, cfg.pool_file or load_settings(profile=profile).pool_file)
     with user_errors(MethodSpecError, PoolError, ValueError):
         result = evaluation_flow(cfg, db_path=str(db) if db else None)
     console.print(f"evaluation {result.evaluation_id}" + (" (a simulated pool: an environment, not a benchmark)"

@@ -50,8 +50,8 @@ def fill_costs(store: TraceStore, run_id: str) -> int:
 def costs_by_worker(store: TraceStore, run_id: str) -> list[dict[str, Any]]:
     """From the `costs` table (fill it first): per method, benchmark and worker."""
     return _rows(store, """
-        SELECT r.method, c.benchmark, c.worker_id, c.role, sum(c.calls) AS calls,
-               sum(c.input_tokens + c.output_tokens) AS tokens, sum(c.cost_usd) AS cost_usd,
+        SELECT r.method, c.benchmark, c.worker_id, c.role, sum(c.calls)::BIGINT AS calls,
+               sum(c.input_tokens + c.output_tokens)::BIGINT AS tokens, sum(c.cost_usd) AS cost_usd,
                bool_and(c.cost_known) AS cost_known
         FROM costs c JOIN runs r ON r.run_id = c.run_id
         WHERE c.basis = 'computed' AND list_contains(?, c.run_id)
@@ -61,8 +61,8 @@ def costs_by_worker(store: TraceStore, run_id: str) -> list[dict[str, Any]]:
 def costs_by_benchmark(store: TraceStore, run_id: str) -> list[dict[str, Any]]:
     """Per method and benchmark: questions, correct, calls, tokens, $, $ per question and per correct."""
     return _rows(store, """
-        SELECT r.method, b.benchmark, sum(b.questions) AS questions, sum(b.correct) AS correct,
-               sum(b.calls) AS calls, sum(b.tokens) AS tokens, sum(b.cost_usd) AS cost_usd,
+        SELECT r.method, b.benchmark, sum(b.questions)::BIGINT AS questions, sum(b.correct)::BIGINT AS correct,
+               sum(b.calls)::BIGINT AS calls, sum(b.tokens)::BIGINT AS tokens, sum(b.cost_usd) AS cost_usd,
                sum(b.cost_usd) / sum(b.questions) AS usd_per_question,
                sum(b.cost_usd) / nullif(sum(b.correct), 0) AS usd_per_correct, bool_and(b.cost_known) AS cost_known
         FROM v_benchmark_costs b JOIN runs r ON r.run_id = b.run_id
@@ -79,7 +79,8 @@ def calls_cost_total(store: TraceStore, run_id: str) -> float:
 def repeat_scores(store: TraceStore, run_id: str) -> list[dict[str, Any]]:
     """Per method, repeat and benchmark: questions, correct, $ (the results table's input)."""
     return _rows(store, """
-        SELECT method, repeat, benchmark, questions, correct, cost_usd, simulated FROM v_repeat_scores
+        SELECT method, repeat, benchmark, questions::BIGINT AS questions, correct::BIGINT AS correct, cost_usd,
+               simulated FROM v_repeat_scores
         WHERE list_contains(?, run_id) ORDER BY method, repeat, benchmark""", [_ids(store, run_id)])
 
 

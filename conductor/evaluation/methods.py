@@ -137,3 +137,13 @@ def repeat_pool_file(pool_file: str | Path, repeat: int, out_dir: str | Path) ->
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(yaml.safe_dump(raw, sort_keys=False), encoding="utf-8")
     return out
+
+
+def check_specs(specs: Sequence[str], pool_file: str | Path, *, resolve_model: ModelResolver | None = None) -> None:
+    """Raise MethodSpecError for the first spec that names nothing runnable, without loading a
+    model (a command checks its arguments before it starts a flow)."""
+    for spec in specs:
+        if spec.startswith("conductor:"):
+            _model_dir(spec.partition(":")[2], resolve_model)
+        else:
+            method_from_spec(spec, pool_file)
