@@ -129,3 +129,35 @@ def test_oracle_refuses_a_real_pool(tmp_path: Path) -> None:
         {"id": "gpt", "provider": "openai", "model": "gpt-5", "options": {}}]}))
     with pytest.raises(MethodSpecError, match="only in simulation"):
         method_from_spec("oracle", pool)
+
+
+def test_router_learns_who_is_good_at_what(fast_pool: Path) -> None:
+    from conductor.evaluation.router import RouterPlanner
+
+    # a clean signal: worker a is right on every "alpha" question, b on every "beta" one
+    questions = [f"alpha question {i}" for i in range(20)] + [f"beta question {i}" for i in range(20)]
+    outcomes = {"a": [True] * 20 + [False] * 20, "b": [False] * 20 + [True] * 20, "c": [False] * 40}
+    router = RouterPlanner.fit(questions, outcomes)
+    assert max(router.scores("another alpha question"), key=router.scores("another alpha question").get) == "a"
+    assert max(router.scores("beta again"), key=router.scores("beta again").get) == "b"
+    assert router.scores("x")["c"] == 0.0
+
+
+def test_router_method_trains_on_the_train_split_and_routes(fast_pool: Path) -> None:
+    from conductor.data.synthetic import split_bank
+
+    train, heldout = split_bank(generate_bank(400, seed=12))
+    train = [p for p in train if p.domain in ("math", "choice")][:80]
+    problems = [p for p in heldout if p.domain in ("math", "choice")][:20]
+    method = method_from_spec("router", fast_pool, problems=problems, train_problems=train)
+    assert method.name == "router@local-simulated"
+    traces = _run_method(method, problems)
+    assert all(t.parse_status == "ok" and len(t.steps) == 1 for t in traces)
+
+
+def _run_method(method, problems: list) -> list:  # noqa: ANN001
+    async def go() -> list:
+        async with method.open_pool(BuildContext(problems=problems)) as pool:
+            return await solve_many([Task.of(p) for p in problems], pool, method.planner, config=method.execution)
+
+    return asyncio.run(go())
