@@ -128,8 +128,15 @@ def plot(
                                               "format rate": [c["parse_rate"] for c in curve],
                                               "accuracy": [c["accuracy"] for c in curve]},
                                              target / "training_curves.png"))
+    if not written:
+        raise typer.Exit(_nothing(run))
     for path in written:
         console.print(str(path), soft_wrap=True)
+
+
+def _nothing(run: str) -> int:
+    console.print(f"error: run {run} has no finished questions and no training metrics to plot")
+    return 2
 
 
 def register(app: typer.Typer) -> None:

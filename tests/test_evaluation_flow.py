@@ -114,3 +114,30 @@ def test_a_bad_method_is_one_clear_line(prefect_harness: Path, tmp_path: Path) -
     res = CliRunner().invoke(app, ["eval", "-m", "single:gpt-9", "--problems", str(tmp_path / "p.jsonl"),
                                    "--db", str(tmp_path / "wh.duckdb")])
     assert res.exit_code == 2 and "no worker 'gpt-9'" in res.output
+
+
+def test_plot_of_a_training_run_draws_its_curves(tmp_path: Path) -> None:
+    from conductor.cli.main import app
+    from warehouse.records import Run
+
+    db = tmp_path / "wh.duckdb"
+    with TraceStore(db) as store:
+        store.write_runs([Run(run_id="train-1", kind="train", status="finished")])
+        for step in range(5):
+            store.write_training_metrics("train-1", step, {"reward": 0.5 + step / 10, "parse_rate": 0.9,
+                                                           "accuracy": 0.3 + step / 20})
+    res = CliRunner().invoke(app, ["plot", "train-1", "--out", str(tmp_path / "p"), "--db", str(db)])
+    assert res.exit_code == 0, res.output
+    with Image.open(tmp_path / "p" / "training_curves.png") as im:
+        assert im.size == (800, 500) and len(set(im.convert("L").getdata())) > 10
+
+
+def test_plot_of_a_run_with_nothing_to_plot_says_so(tmp_path: Path) -> None:
+    from conductor.cli.main import app
+    from warehouse.records import Run
+
+    db = tmp_path / "wh.duckdb"
+    with TraceStore(db) as store:
+        store.write_runs([Run(run_id="empty", kind="eval", status="finished")])
+    res = CliRunner().invoke(app, ["plot", "empty", "--out", str(tmp_path / "p"), "--db", str(db)])
+    assert res.exit_code == 2 and "nothing" not in res.output and "no finished questions" in res.output

@@ -50,9 +50,12 @@ def benchmark_bars(scores: Sequence[RepeatScore]) -> list[plots.BenchmarkBar]:
 
 
 def write_plots(figures: Mapping[str, Rows], out_dir: str | Path, *, simulated: bool) -> list[Path]:
-    """The four evaluation plots under `out_dir` (a training run's curves: `plots.training_curves`)."""
+    """The four evaluation plots under `out_dir` (a training run's curves: `plots.training_curves`);
+    none for a run without finished questions (e.g. a training run)."""
     out = Path(out_dir)
     scores = scores_of(figures["scores"])
+    if not scores:
+        return []
     lengths: dict[int, int] = {}
     shapes: dict[str, int] = {}
     for r in figures["mix"]:
