@@ -43,10 +43,10 @@ def eval_(
     from conductor.config import load_settings
     from conductor.evaluation.methods import MethodSpecError, check_specs
     from conductor.workers.pool import PoolError
-    from flows.cli import _ensure_prefect_home
-    from flows.evaluation import evaluation_flow
+    from flows.cli import _ctrl_c_stops_solving, _ensure_prefect_home
 
-    _ensure_prefect_home()
+    _ensure_prefect_home()  # before Prefect is imported: it reads its startup timeout once
+    from flows.evaluation import evaluation_flow
     with user_errors(MethodSpecError, PoolError, ValidationError, FileNotFoundError):
         cfg = EvalConfig(methods=method, benchmarks=benchmark, repeats=repeats, problems_file=problems,
                          pool_file=pool_file, setting=setting, limit_per_benchmark=limit, profile=profile, seed=seed,
@@ -54,7 +54,9 @@ def eval_(
         if problems is not None and not problems.is_file():
             raise FileNotFoundError(f"--problems {problems}: no such file")
         check_specs(cfg.methods, cfg.pool_file or load_settings(profile=profile).pool_file)
-    with user_errors(MethodSpecError, PoolError, ValueError):
+    # The first Ctrl-C cancels the solves in progress (their finished questions are kept); the
+    # evaluation's runs are then marked failed.
+    with user_errors(MethodSpecError, PoolError, ValueError), _ctrl_c_stops_solving():
         result = evaluation_flow(cfg, db_path=str(db) if db else None)
     console.print(f"evaluation {result.evaluation_id}" + (" (a simulated pool: an environment, not a benchmark)"
                                                           if result.simulated else ""))
