@@ -108,7 +108,7 @@ def evaluation_flow(cfg: EvalConfig, db_path: str | None = None,
         raise RuntimeError(f"{len(failed)} of {len(futures)} benchmark x method tasks failed; see the Prefect logs")
     fill_costs(evaluation_id, db_path)
     figures = evaluation_figures(evaluation_id, db_path)
-    table = write_table(figures, out_dir, simulated=simulated)
+    table = write_table(figures, out_dir, simulated=simulated, baseline=methods[0].name)
     write_plots(figures, out_dir, simulated=simulated)
     create_markdown_artifact(key="evaluation-results", markdown=table + f"\n\nPlots: {out_dir}\n",
                              description=f"evaluation {evaluation_id}")

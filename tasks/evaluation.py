@@ -57,4 +57,5 @@ def evaluation_figures(run_id: str, db_path: str | None = None) -> dict[str, lis
             "by_worker": wh.costs_by_worker(store, run_id),
             "usage": wh.worker_usage(store, run_id),
             "mix": wh.workflow_mix(store, run_id),
+            "outcomes": wh.question_outcomes(store, run_id),
         }

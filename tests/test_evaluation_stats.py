@@ -70,3 +70,15 @@ def test_each_plot_is_a_png_of_the_expected_size(tmp_path: Path) -> None:
         with Image.open(f) as im:
             assert im.format == "PNG" and im.size == (800, 500)
             assert len(set(im.convert("L").getdata())) > 10  # something is drawn, not a blank canvas
+
+
+def test_paired_section_compares_each_method_with_the_baseline_on_shared_problems() -> None:
+    from conductor.evaluation.report import paired_markdown
+
+    rows = [{"method": "b", "problem_id": f"p{i}", "correct": 1.0} for i in range(50)]
+    rows += [{"method": "a", "problem_id": f"p{i}", "correct": float(i % 2)} for i in range(50)]
+    rows += [{"method": "a", "problem_id": "only-a", "correct": 1.0}]
+    md = paired_markdown(rows, baseline="a")
+    assert "against a" in md
+    line = next(ln for ln in md.splitlines() if ln.startswith("| b |"))
+    assert line.startswith("| b | +50.00 | [") and line.endswith("| 50 |")  # 50 shared problems, b right on all

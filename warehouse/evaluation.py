@@ -102,3 +102,11 @@ def training_curve(store: TraceStore, run_id: str) -> list[dict[str, Any]]:
     """Reward, parse (format) rate and accuracy per step of a training run (v_training_curves)."""
     return _rows(store, "SELECT step, reward, parse_rate, accuracy FROM v_training_curves WHERE run_id = ?"
                         " ORDER BY step", [run_id])
+
+
+def question_outcomes(store: TraceStore, run_id: str) -> list[dict[str, Any]]:
+    """Per method and problem: the share of repeats answered right (the paired comparison's input)."""
+    return _rows(store, """
+        SELECT r.method, q.problem_id, avg(coalesce(q.correct, false)::DOUBLE) AS correct
+        FROM v_questions q JOIN runs r ON r.run_id = q.run_id
+        WHERE list_contains(?, q.run_id) GROUP BY ALL ORDER BY r.method, q.problem_id""", [_ids(store, run_id)])

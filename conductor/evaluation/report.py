@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from conductor.evaluation import plots
-from conductor.evaluation.stats import mean_se
+from conductor.evaluation.stats import mean_se, paired_bootstrap
 from conductor.evaluation.table import RepeatScore, results_markdown
 
 Rows = Sequence[Mapping[str, Any]]
@@ -26,6 +26,28 @@ def table_markdown(figures: Mapping[str, Rows], *, simulated: bool) -> str:
     if not scores:
         return "No finished questions in this run.\n"
     return results_markdown(scores, simulated=simulated)
+
+
+def paired_markdown(outcomes: Rows, baseline: str | None = None, seed: int = 0) -> str:
+    """Each method against the first one, on the problems both answered: the difference in
+    accuracy with a paired bootstrap 95 % CI (per problem: the share of repeats right)."""
+    by: dict[str, dict[str, float]] = {}
+    for r in outcomes:
+        by.setdefault(str(r["method"]), {})[str(r["problem_id"])] = float(r["correct"])
+    methods = list(by)
+    if len(methods) < 2:
+        return ""
+    base = baseline if baseline in by else methods[0]
+    methods = [base] + [m for m in methods if m != base]
+    lines = [f"Paired differences against {base} (accuracy points, bootstrap 95 % CI over problems):", "",
+             "| method | difference | 95 % CI | problems |", "|---|---|---|---|"]
+    for m in methods[1:]:
+        shared = sorted(set(by[m]) & set(by[base]))
+        if not shared:
+            continue
+        d = paired_bootstrap([by[m][p] for p in shared], [by[base][p] for p in shared], seed=seed)
+        lines.append(f"| {m} | {100 * d.diff:+.2f} | [{100 * d.low:+.2f}, {100 * d.high:+.2f}] | {d.n} |")
+    return "\n".join(lines) + "\n"
 
 
 def method_points(scores: Sequence[RepeatScore]) -> list[plots.MethodPoint]:
@@ -70,8 +92,13 @@ def write_plots(figures: Mapping[str, Rows], out_dir: str | Path, *, simulated: 
     ]
 
 
-def write_table(figures: Mapping[str, Rows], out_dir: str | Path, *, simulated: bool) -> str:
+def write_table(figures: Mapping[str, Rows], out_dir: str | Path, *, simulated: bool,
+                baseline: str | None = None) -> str:
+    """results.md: the Table-7-shaped table, then each method's paired difference to `baseline`."""
     text = table_markdown(figures, simulated=simulated)
+    paired = paired_markdown(figures.get("outcomes", []), baseline)
+    if paired:
+        text += "\n" + paired
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     (out / "results.md").write_text(text, encoding="utf-8")
