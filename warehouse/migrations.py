@@ -25,6 +25,7 @@ MIGRATIONS: list[str] = [
     "m005_call_reasoning_tokens",
     "m006_trace_usage_simulated_runs",
     "m007_finished_runs_only",
+    "m008_evaluation_costs",
 ]
 LATEST = len(MIGRATIONS)  # the schema version: how many migrations this code knows
 

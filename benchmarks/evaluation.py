@@ -1,0 +1,124 @@
+"""What the evaluation harness adds to the time the calls themselves need.
+
+Simulated workers with a fixed latency (the local pool, latency sigma 0, worker concurrency
+high enough that only `questions_in_flight` limits). For each method, 200 problems:
+
+    ideal = sum over questions of (workflow depth x latency) / questions_in_flight
+    ratio = wall time / ideal            (goal: <= 1.10, the harness adds <= 10 %)
+
+Measured twice: the library path (`solve_many`: planner, executor, verifier) per method, and
+the whole `conductor eval` flow (Prefect tasks one at a time, every trace written to DuckDB,
+costs, table and plots) over all methods, against the sum of the ideals. The Prefect server is
+started and warmed before the clock starts. Code problems are left out: their verification runs
+in the sandbox, which benchmarks/sandbox.py measures on its own.
+
+    python benchmarks/evaluation.py [--problems 200] [--latency-ms 50] [--write docs/benchmarks.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import platform
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.report import write_section  # noqa: E402
+from conductor.data.synthetic import generate_bank  # noqa: E402
+from conductor.evaluation.methods import method_from_spec  # noqa: E402
+from conductor.solve import solve_many  # noqa: E402
+from conductor.types import Task  # noqa: E402
+from conductor.workers.registry import BuildContext  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+METHODS = ["single:sim-generalist", "reflect:sim-generalist", "budget:sim-small", "moa", "random", "oracle",
+           "template:fanout"]
+
+
+def fixed_pool(latency_ms: float, out: Path) -> Path:
+    pool = yaml.safe_load((REPO / "deployments" / "pools" / "local.yaml").read_text())
+    for w in pool["workers"]:
+        w["options"]["latency_ms"] = {"median": latency_ms, "sigma": 0.0}
+        w["concurrency"] = 1000  # only questions_in_flight limits: the ideal is then exact
+    path = out / "fixed-latency.yaml"
+    path.write_text(yaml.safe_dump(pool))
+    return path
+
+
+def ideal_s(traces: list, latency_s: float, in_flight: int) -> float:
+    return sum((t.workflow.depth() if t.workflow else 0) * latency_s for t in traces) / in_flight
+
+
+async def library_run(spec: str, pool_file: Path, problems: list) -> tuple[float, list]:
+    method = method_from_spec(spec, pool_file, problems=problems)
+    async with method.open_pool(BuildContext(problems=problems)) as pool:
+        t0 = time.perf_counter()
+        traces = await solve_many([Task.of(p) for p in problems], pool, method.planner, config=method.execution)
+        return time.perf_counter() - t0, traces
+
+
+def flow_run(pool_file: Path, problems_file: Path, tmp: Path) -> tuple[float, str]:
+    from prefect.testing.utilities import prefect_test_harness
+
+    from conductor.evaluation.config import EvalConfig
+    from flows.evaluation import evaluation_flow
+
+    with prefect_test_harness(server_startup_timeout=180):
+        warm = EvalConfig(methods=["single:sim-small"], problems_file=problems_file, pool_file=pool_file,
+                          limit_per_benchmark=2, out_dir=tmp / "warm")
+        evaluation_flow(warm, db_path=str(tmp / "warm.duckdb"))
+        cfg = EvalConfig(methods=METHODS, problems_file=problems_file, pool_file=pool_file, concurrency=1,
+                         out_dir=tmp / "out")
+        t0 = time.perf_counter()
+        result = evaluation_flow(cfg, db_path=str(tmp / "wh.duckdb"))
+        return time.perf_counter() - t0, result.table_markdown
+
+
+def main(ns: argparse.Namespace) -> str:
+    tmp = Path(tempfile.mkdtemp(prefix="bench-eval-"))
+    os.environ.setdefault("CONDUCTOR_HOME", str(tmp / "home"))
+    os.environ.setdefault("PREFECT_HOME", str(tmp / "prefect"))
+    pool_file = fixed_pool(ns.latency_ms, tmp)
+    bank = [p for p in generate_bank(ns.problems * 2, seed=5) if p.domain != "code"][: ns.problems]
+    problems_file = tmp / "problems.jsonl"
+    problems_file.write_text("".join(p.model_dump_json() + "\n" for p in bank))
+    latency = ns.latency_ms / 1000
+    rows, total_ideal = [], 0.0
+    for spec in METHODS:
+        wall, traces = asyncio.run(library_run(spec, pool_file, bank))
+        in_flight = method_from_spec(spec, pool_file, problems=bank).execution.questions_in_flight
+        ideal = ideal_s(traces, latency, in_flight)
+        total_ideal += ideal
+        calls = sum(t.calls for t in traces)
+        rows.append(f"| {spec} | {len(traces)} | {calls} | {ideal:.2f} | {wall:.2f} | {wall / ideal:.3f} |")
+        print(rows[-1], flush=True)
+    flow_wall, table = flow_run(pool_file, problems_file, tmp)
+    flow_row = f"| whole `conductor eval` flow, all methods | {len(bank)} × {len(METHODS)} | – | {total_ideal:.2f} | {flow_wall:.2f} | {flow_wall / total_ideal:.3f} |"
+    print(flow_row)
+    head = "| method | questions | calls | ideal s | wall s | ratio |\n|---|---|---|---|---|---|\n"
+    return (
+        f"{len(bank)} simulated problems (math, choice, freeform; SIMULATED pool, fixed {ns.latency_ms:g} ms per call,"
+        f" 16 questions in flight) on {platform.machine()} {platform.system()}, Python {platform.python_version()},"
+        f" {os.cpu_count()} cores, shared with other jobs. ideal = Σ depth × latency ÷ 16; ratio = wall ÷ ideal;"
+        f" goal ≤ 1.10. The flow row runs the methods one after another through Prefect and DuckDB"
+        f" (server warmed first).\n\n{head}" + "\n".join(rows) + "\n" + flow_row + "\n"
+    )
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--problems", type=int, default=200)
+    parser.add_argument("--latency-ms", type=float, default=50.0)
+    parser.add_argument("--write", type=Path, help="update the evaluation section of this markdown file")
+    ns = parser.parse_args()
+    section = main(ns)
+    if ns.write:
+        write_section(ns.write, "evaluation", "Evaluation harness overhead", section)
+        print(f"wrote {ns.write}")

@@ -1,0 +1,166 @@
+"""One parser from a method spec (`single:sim-coder`, `moa`, `conductor:PATH`, ...) to a
+`Method`, shared by `conductor eval` and the evaluation flow.
+
+Settings: `constrained` is the paper's training budget (4096 output tokens per call);
+`unconstrained` lifts it (32k). A baseline whose workflow is longer than the paper's 5 steps
+(reflect, budget, moa) gets `max_steps` raised to its own length, and says so in its docs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Literal
+
+from conductor.config import ExecutionConfig
+from conductor.data.schema import Problem
+from conductor.evaluation.baselines import (
+    BUDGET_SAMPLES, REFLECT_ROUNDS, BaselineError, MoAPlanner, OraclePlanner, RandomPlanner, WorkerPlanner,
+)
+from conductor.methods import Method
+from conductor.planners import SHAPES, ModelPlanner, TemplatePlanner
+from conductor.workers.pool import read_pool_file
+
+Setting = Literal["constrained", "unconstrained"]
+SETTING_OUTPUT_TOKENS: dict[str, int] = {"constrained": 4096, "unconstrained": 32768}
+# `conductor:models:/conductor@champion` -> a local model directory; registry/ supplies it.
+ModelResolver = Callable[[str], Path]
+METHOD_KINDS = ("conductor", "single", "reflect", "budget", "moa", "random", "oracle", "router", "template")
+SPEC_HELP = ("conductor:PATH | conductor:models:/conductor@ALIAS | single:WORKER | reflect:WORKER | budget:WORKER"
+             " | moa[:AGGREGATOR] | random | oracle | router | template:SHAPE")
+
+
+class MethodSpecError(ValueError):
+    """A method spec that names nothing runnable (one line, says what would be)."""
+
+
+def execution_for(setting: Setting, base: ExecutionConfig | None = None) -> ExecutionConfig:
+    if setting not in SETTING_OUTPUT_TOKENS:
+        raise MethodSpecError(f"unknown setting {setting!r}; one of {', '.join(SETTING_OUTPUT_TOKENS)}")
+    return (base or ExecutionConfig()).model_copy(update={"max_output_tokens": SETTING_OUTPUT_TOKENS[setting]})
+
+
+def _lookup(problems: Sequence[Problem]) -> Callable[[str], tuple[str, str] | None]:
+    by_question = {p.question.strip(): (p.domain, p.source) for p in problems}
+    return by_question.get
+
+
+def method_from_spec(
+    spec: str,
+    pool_file: str | Path,
+    *,
+    setting: Setting = "constrained",
+    execution: ExecutionConfig | None = None,
+    problems: Sequence[Problem] = (),
+    train_problems: Sequence[Problem] = (),
+    resolve_model: ModelResolver | None = None,
+    seed: int = 0,
+) -> Method:
+    """The Method a spec names, over `pool_file`. `problems` are the ones being evaluated (the
+    oracle looks up their domain); `train_problems` train the router."""
+    kind, _, arg = spec.strip().partition(":")
+    config = execution_for(setting, execution)
+    workers = [w for w in read_pool_file(pool_file).workers if not w.is_conductor]
+    ids = [w.id for w in workers]
+
+    def need_worker() -> str:
+        if not arg:
+            raise MethodSpecError(f"{kind} needs a worker: {kind}:WORKER with WORKER one of {', '.join(ids)}")
+        if arg not in ids:
+            raise MethodSpecError(f"{spec}: no worker {arg!r} in {pool_file}; one of {', '.join(ids)}")
+        return arg
+
+    planner: object
+    steps = config.max_steps
+    if kind in ("single", "reflect", "budget"):
+        planner = WorkerPlanner(kind, need_worker(), _lookup(problems))
+        steps = {"single": 1, "reflect": REFLECT_ROUNDS + 1, "budget": BUDGET_SAMPLES + 1}[kind]
+    elif kind == "moa":
+        if arg and arg not in ids:
+            raise MethodSpecError(f"{spec}: no aggregator {arg!r} in {pool_file}; one of {', '.join(ids)}")
+        planner, steps = MoAPlanner(arg or None, _lookup(problems)), len(workers) + 1
+    elif kind == "random":
+        planner = RandomPlanner(seed=seed, max_steps=config.max_steps)
+    elif kind == "oracle":
+        try:
+            OraclePlanner.check_pool(workers)
+        except BaselineError as exc:
+            raise MethodSpecError(str(exc)) from None
+        planner = OraclePlanner(_lookup(problems))
+    elif kind == "template":
+        if arg not in SHAPES:
+            raise MethodSpecError(f"{spec}: template needs a shape, one of {', '.join(SHAPES)}")
+        planner = TemplatePlanner(arg)  # type: ignore[arg-type]
+    elif kind == "router":
+        from conductor.evaluation.router import train_router
+
+        planner = train_router(train_problems or default_router_train(), pool_file, ids, seed=seed,
+                               lookup=_lookup(problems))
+    elif kind == "conductor":
+        planner = ModelPlanner.from_directory(_model_dir(arg, resolve_model))
+    else:
+        raise MethodSpecError(f"unknown method {spec!r}; methods: {SPEC_HELP}")
+    config = config.model_copy(update={"max_steps": max(config.max_steps, steps)})
+    return Method(planner, Path(pool_file), config)
+
+
+ROUTER_TRAIN_QUESTIONS = 240
+
+
+def default_router_train() -> list[Problem]:
+    """The synthetic bank's train split (code left out: its grading needs the sandbox), when no
+    train problems are given. Evaluate on held-out problems: these are train ones."""
+    from conductor.data.synthetic import generate_bank, split_bank
+
+    train, _ = split_bank(generate_bank(2 * ROUTER_TRAIN_QUESTIONS, seed=0))
+    return [p for p in train if p.domain != "code"][:ROUTER_TRAIN_QUESTIONS]
+
+
+def _model_dir(arg: str, resolve_model: ModelResolver | None) -> Path:
+    if not arg:
+        raise MethodSpecError("conductor needs a model: conductor:PATH or conductor:models:/conductor@ALIAS")
+    if arg.startswith("models:/"):
+        if resolve_model is None:
+            raise MethodSpecError(f"{arg}: resolving a registered model needs registry/ (not available here);"
+                                  " pass a model directory instead")
+        path = Path(resolve_model(arg))
+    else:
+        path = Path(arg)
+    if not (path / "config.json").is_file():
+        raise MethodSpecError(f"conductor:{arg}: {path} is not a model directory (no config.json)")
+    return path
+
+
+def repeat_pool_file(pool_file: str | Path, repeat: int, out_dir: str | Path) -> Path:
+    """The pool for repeat `repeat`. A simulated worker's draws are a pure function of its seed,
+    so repeat r > 0 writes a copy of the pool file with each simulated worker's `seed` shifted
+    (the problems' shared difficulty stays; the workers' luck is fresh). Real workers vary on
+    their own; their pool file is used as is."""
+    import yaml
+
+    path = Path(pool_file)
+    raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    workers = raw.get("workers", []) if isinstance(raw, dict) else []
+    if repeat == 0 or not any(w.get("provider") == "simulated" for w in workers):
+        return path
+    for w in workers:
+        if w.get("provider") == "simulated":
+            options = w.setdefault("options", {}) or {}
+            options["seed"] = int(options.get("seed", 0)) + 7919 * repeat
+            w["options"] = options
+    out = Path(out_dir) / f"{path.stem}-repeat{repeat}.yaml"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(yaml.safe_dump(raw, sort_keys=False), encoding="utf-8")
+    return out
+
+
+def check_specs(specs: Sequence[str], pool_file: str | Path, *, resolve_model: ModelResolver | None = None) -> None:
+    """Raise MethodSpecError for the first spec that names nothing runnable, without loading a
+    model or training a router (a command checks its arguments before it starts a flow)."""
+    for spec in specs:
+        if spec.strip() == "router":
+            continue
+        if spec.startswith("conductor:"):
+            _model_dir(spec.partition(":")[2], resolve_model)
+        else:
+            method_from_spec(spec, pool_file)

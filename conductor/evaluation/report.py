@@ -1,0 +1,105 @@
+"""From the rows the warehouse returns (plain dicts) to the results table and the plots.
+The figures themselves (accuracy, cost) are computed in SQL, once; this only arranges them."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from conductor.evaluation import plots
+from conductor.evaluation.stats import mean_se, paired_bootstrap
+from conductor.evaluation.table import RepeatScore, results_markdown
+
+Rows = Sequence[Mapping[str, Any]]
+PLOT_FILES = ("accuracy_vs_cost.png", "benchmark_bars.png", "worker_usage.png", "workflow_lengths.png")
+
+
+def scores_of(rows: Rows) -> list[RepeatScore]:
+    return [RepeatScore(r["method"], r["benchmark"], int(r["repeat"]), int(r["questions"]), int(r["correct"]),
+                        float(r["cost_usd"] or 0.0)) for r in rows]
+
+
+def table_markdown(figures: Mapping[str, Rows], *, simulated: bool) -> str:
+    scores = scores_of(figures["scores"])
+    if not scores:
+        return "No finished questions in this run.\n"
+    return results_markdown(scores, simulated=simulated)
+
+
+def paired_markdown(outcomes: Rows, baseline: str | None = None, seed: int = 0) -> str:
+    """Each method against the first one, on the problems both answered: the difference in
+    accuracy with a paired bootstrap 95 % CI (per problem: the share of repeats right)."""
+    by: dict[str, dict[str, float]] = {}
+    for r in outcomes:
+        by.setdefault(str(r["method"]), {})[str(r["problem_id"])] = float(r["correct"])
+    methods = list(by)
+    if len(methods) < 2:
+        return ""
+    base = baseline if baseline in by else methods[0]
+    methods = [base] + [m for m in methods if m != base]
+    lines = [f"Paired differences against {base} (accuracy points, bootstrap 95 % CI over problems):", "",
+             "| method | difference | 95 % CI | problems |", "|---|---|---|---|"]
+    for m in methods[1:]:
+        shared = sorted(set(by[m]) & set(by[base]))
+        if not shared:
+            continue
+        d = paired_bootstrap([by[m][p] for p in shared], [by[base][p] for p in shared], seed=seed)
+        lines.append(f"| {m} | {100 * d.diff:+.2f} | [{100 * d.low:+.2f}, {100 * d.high:+.2f}] | {d.n} |")
+    return "\n".join(lines) + "\n"
+
+
+def method_points(scores: Sequence[RepeatScore]) -> list[plots.MethodPoint]:
+    """One point per method: accuracy and $ per question over all its answers."""
+    by: dict[str, list[RepeatScore]] = {}
+    for s in scores:
+        by.setdefault(s.method, []).append(s)
+    return [plots.MethodPoint(m, sum(s.correct for s in ss) / max(1, sum(s.questions for s in ss)),
+                              sum(s.cost_usd for s in ss) / max(1, sum(s.questions for s in ss)))
+            for m, ss in by.items()]
+
+
+def benchmark_bars(scores: Sequence[RepeatScore]) -> list[plots.BenchmarkBar]:
+    by: dict[tuple[str, str], list[float]] = {}
+    for s in scores:
+        by.setdefault((s.method, s.benchmark), []).append(s.accuracy)
+    out = []
+    for (m, b), accs in by.items():
+        ms = mean_se(accs)
+        out.append(plots.BenchmarkBar(m, b, ms.mean, ms.se if not math.isnan(ms.se) else float("nan")))
+    return out
+
+
+def write_plots(figures: Mapping[str, Rows], out_dir: str | Path, *, simulated: bool) -> list[Path]:
+    """The four evaluation plots under `out_dir` (a training run's curves: `plots.training_curves`);
+    none for a run without finished questions (e.g. a training run)."""
+    out = Path(out_dir)
+    scores = scores_of(figures["scores"])
+    if not scores:
+        return []
+    lengths: dict[int, int] = {}
+    shapes: dict[str, int] = {}
+    for r in figures["mix"]:
+        lengths[int(r["n_steps"] or 0)] = lengths.get(int(r["n_steps"] or 0), 0) + int(r["questions"])
+        shapes[str(r["shape"])] = shapes.get(str(r["shape"]), 0) + int(r["questions"])
+    usage = {(str(r["worker_id"]), str(r["domain"])): int(r["calls"]) for r in figures["usage"]}
+    return [
+        plots.accuracy_vs_cost(method_points(scores), out / PLOT_FILES[0], simulated=simulated),
+        plots.benchmark_bars(benchmark_bars(scores), out / PLOT_FILES[1], simulated=simulated),
+        plots.worker_usage_heatmap(usage, out / PLOT_FILES[2], simulated=simulated),
+        plots.workflow_lengths(lengths, shapes, out / PLOT_FILES[3], simulated=simulated),
+    ]
+
+
+def write_table(figures: Mapping[str, Rows], out_dir: str | Path, *, simulated: bool,
+                baseline: str | None = None) -> str:
+    """results.md: the Table-7-shaped table, then each method's paired difference to `baseline`."""
+    text = table_markdown(figures, simulated=simulated)
+    paired = paired_markdown(figures.get("outcomes", []), baseline)
+    if paired:
+        text += "\n" + paired
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "results.md").write_text(text, encoding="utf-8")
+    return text

@@ -1,0 +1,118 @@
+"""The evaluation flow: Methods x benchmarks x repeats, fanned out as Prefect tasks, every
+trace recorded in the warehouse; then the costs table, the Table-7-shaped results (a markdown
+artifact) and the plots, all from the warehouse's views.
+
+An evaluation is one `runs` row (kind `evaluation`) and one run per method and repeat (kind
+`eval`, params `evaluation_id` and `repeat`), so `conductor costs` and `conductor plot` take
+either id. Problems: a `--problems` file in the Problem schema (the simulated pool builds its
+bank from them), or the profile's curated evaluation sets."""
+
+from __future__ import annotations
+
+import os
+import socket
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from prefect import flow, get_run_logger
+from prefect.artifacts import create_markdown_artifact
+from prefect.task_runners import ThreadPoolTaskRunner
+from pydantic import BaseModel
+
+from conductor.config import load_settings
+from conductor.data.bank import load_problems
+from conductor.data.schema import Problem
+from conductor.evaluation.config import EvalConfig
+from conductor.evaluation.methods import ModelResolver, method_from_spec, repeat_pool_file
+from conductor.evaluation.prices import price_dates
+from conductor.trace import new_id
+from conductor.workers.pool import read_pool_file
+from flows.curation import curation_flow
+from conductor.evaluation.report import write_plots, write_table
+from tasks.evaluation import evaluation_figures, fill_costs, solve_benchmark
+from tasks.records import abandon_dead_runs, record_problems, record_run
+from warehouse.records import Run
+
+
+class EvalResult(BaseModel):
+    evaluation_id: str
+    simulated: bool
+    table_markdown: str
+    out_dir: str
+    figures: dict[str, list[dict[str, Any]]]
+
+
+def _problems(cfg: EvalConfig, home: Path) -> list[Problem]:
+    if cfg.problems_file is not None:
+        return load_problems(cfg.problems_file)
+    curated = home / "curated" / cfg.profile
+    manifest = curation_flow(out=str(curated), profile=cfg.profile)
+    return [p for name in sorted(manifest.files) if name.startswith("eval/") for p in load_problems(curated / name)]
+
+
+def by_benchmark(problems: list[Problem], wanted: list[str], limit: int) -> dict[str, list[Problem]]:
+    groups: dict[str, list[Problem]] = {}
+    for p in problems:
+        groups.setdefault(p.source, []).append(p)
+    missing = [b for b in wanted if b not in groups]
+    if missing:
+        raise ValueError(f"no problems for benchmark(s) {', '.join(missing)}; present: {', '.join(sorted(groups))}")
+    keep = wanted or sorted(groups)
+    return {b: groups[b][:limit] if limit else groups[b] for b in keep}
+
+
+@flow(name="conductor-eval", log_prints=True)
+def evaluation_flow(cfg: EvalConfig, db_path: str | None = None,
+                    resolve_model: ModelResolver | None = None) -> EvalResult:
+    settings = load_settings(profile=cfg.profile)
+    home = settings.ensure_home()
+    pool_file = cfg.pool_file or settings.pool_file
+    problems = _problems(cfg, home)
+    benchmarks = by_benchmark(problems, cfg.benchmarks, cfg.limit_per_benchmark)
+    chosen = [p for ps in benchmarks.values() for p in ps]
+    # Build every Method first: a bad spec fails before any call is paid for.
+    methods = [method_from_spec(s, pool_file, setting=cfg.setting, execution=settings.execution, problems=chosen,
+                                resolve_model=resolve_model, seed=cfg.seed) for s in cfg.methods]
+    evaluation_id = new_id()
+    out_dir = cfg.out_dir or home / "evaluations" / evaluation_id
+    abandon_dead_runs(db_path)
+    record_problems(chosen, db_path)
+    base = dict(started_at=datetime.now(UTC), host=socket.gethostname(), pid=os.getpid())
+    simulated = any(m.simulated for m in methods)
+    parent = Run(run_id=evaluation_id, kind="evaluation", method=", ".join(cfg.methods), simulated=simulated,
+                 params=cfg.model_dump(mode="json") | {"benchmarks": sorted(benchmarks)}, **base)
+    record_run(parent, db_path)
+    runs: list[Run] = []
+    futures = []
+    with ThreadPoolTaskRunner(max_workers=cfg.concurrency) as runner:
+        for spec, method in zip(cfg.methods, methods):
+            for r in range(cfg.repeats):
+                m = method if r == 0 else type(method)(method.planner, repeat_pool_file(
+                    method.pool_file, r, out_dir / "pools"), method.execution, method.offer)
+                run = Run(run_id=new_id(), kind="eval", method=method.name, simulated=method.simulated,
+                                    params={"evaluation_id": evaluation_id, "repeat": r, "spec": spec, "setting": cfg.setting,
+                                  "pool_file": str(m.pool_file), "execution": m.execution.model_dump(),
+                                  "prices_checked": price_dates(read_pool_file(m.pool_file).workers)}, **base)
+                record_run(run, db_path)
+                runs.append(run)
+                for name, ps in benchmarks.items():
+                    futures.append(runner.submit(solve_benchmark, parameters=dict(
+                        problems=ps, method=m, run_id=run.run_id, benchmark=name, method_name=method.name,
+                        repeat=r, seed=cfg.seed * 1000 + r, db_path=db_path)))
+        failed = [f for f in futures if f.wait() is None and f.state.is_failed()]
+    status = "failed" if failed else "finished"
+    for run in [*runs, parent]:
+        record_run(run.model_copy(update={"status": status, "finished_at": datetime.now(UTC)}), db_path)
+    if failed:
+        raise RuntimeError(f"{len(failed)} of {len(futures)} benchmark x method tasks failed; see the Prefect logs")
+    fill_costs(evaluation_id, db_path)
+    figures = evaluation_figures(evaluation_id, db_path)
+    table = write_table(figures, out_dir, simulated=simulated, baseline=methods[0].name)
+    write_plots(figures, out_dir, simulated=simulated)
+    create_markdown_artifact(key="evaluation-results", markdown=table + f"\n\nPlots: {out_dir}\n",
+                             description=f"evaluation {evaluation_id}")
+    get_run_logger().info("evaluation %s: %d methods x %d benchmarks x %d repeats", evaluation_id, len(methods),
+                          len(benchmarks), cfg.repeats)
+    return EvalResult(evaluation_id=evaluation_id, simulated=simulated, table_markdown=table, out_dir=str(out_dir),
+                      figures=figures)

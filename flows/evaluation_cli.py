@@ -1,0 +1,147 @@
+"""`conductor eval`, `conductor costs` and `conductor plot`: the evaluation's commands. They live
+in flows/ (not conductor/cli/) because they run a Prefect flow and read the warehouse, which the
+library may not import; they plug in through the `conductor.cli` entry point group."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pyarrow as pa
+import typer
+
+from conductor.cli.common import console, user_errors
+from conductor.evaluation.config import EvalConfig
+from conductor.evaluation.prices import DEFAULT_MAX_AGE_DAYS, stale_prices
+
+def _help(field: str) -> str:
+    return EvalConfig.model_fields[field].description or ""
+
+
+def eval_(
+    method: list[str] = typer.Option(..., "--method", "-m", help=_help("methods")),
+    benchmark: list[str] = typer.Option([], "--benchmark", "-b", help=_help("benchmarks")),
+    repeats: int = typer.Option(1, help=_help("repeats")),
+    problems: Path = typer.Option(None, "--problems", help=_help("problems_file")),
+    pool_file: Path = typer.Option(None, "--pool", help=_help("pool_file")),
+    setting: str = typer.Option("constrained", help=_help("setting")),
+    limit: int = typer.Option(0, help=_help("limit_per_benchmark")),
+    profile: str = typer.Option("local", help=_help("profile")),
+    seed: int = typer.Option(0, help=_help("seed")),
+    concurrency: int = typer.Option(4, help=_help("concurrency")),
+    out: Path = typer.Option(None, "--out", help=_help("out_dir")),
+    db: Path = typer.Option(None, help="Warehouse file (default: $CONDUCTOR_HOME/warehouse.duckdb)."),
+) -> None:
+    """Evaluate methods on benchmarks (repeats -> mean ± SE); prints a table shaped like the paper's Table 7.
+
+    Runs as the Prefect flow `conductor-eval`; traces, costs and runs land in the warehouse, the
+    table and plots under --out (default $CONDUCTOR_HOME/evaluations/<id>).
+    """
+    from pydantic import ValidationError
+
+    from conductor.config import load_settings
+    from conductor.evaluation.methods import MethodSpecError, check_specs
+    from conductor.workers.pool import PoolError
+    from flows.cli import _ctrl_c_stops_solving, _ensure_prefect_home
+
+    _ensure_prefect_home()  # before Prefect is imported: it reads its startup timeout once
+    from flows.evaluation import evaluation_flow
+    with user_errors(MethodSpecError, PoolError, ValidationError, FileNotFoundError):
+        cfg = EvalConfig(methods=method, benchmarks=benchmark, repeats=repeats, problems_file=problems,
+                         pool_file=pool_file, setting=setting, limit_per_benchmark=limit, profile=profile, seed=seed,
+                         concurrency=concurrency, out_dir=out)  # type: ignore[arg-type]
+        if problems is not None and not problems.is_file():
+            raise FileNotFoundError(f"--problems {problems}: no such file")
+        check_specs(cfg.methods, cfg.pool_file or load_settings(profile=profile).pool_file)
+    # The first Ctrl-C cancels the solves in progress (their finished questions are kept); the
+    # evaluation's runs are then marked failed.
+    with user_errors(MethodSpecError, PoolError, ValueError), _ctrl_c_stops_solving():
+        result = evaluation_flow(cfg, db_path=str(db) if db else None)
+    console.print(f"evaluation {result.evaluation_id}" + (" (a simulated pool: an environment, not a benchmark)"
+                                                          if result.simulated else ""))
+    console.print(result.table_markdown, soft_wrap=True, markup=False)
+    console.print(f"table and plots: {result.out_dir}\ncosts: conductor costs --run {result.evaluation_id}",
+                  soft_wrap=True)
+
+
+def _store(db: Path | None):  # noqa: ANN202 - TraceStore, imported lazily
+    from conductor.config import Settings
+    from warehouse.store import TraceStore
+
+    return TraceStore(db or Settings().warehouse_path, read_only=False)
+
+
+def costs(
+    run: str = typer.Option(..., "--run", help="A run id, or an evaluation id (all its runs)."),
+    max_age_days: int = typer.Option(DEFAULT_MAX_AGE_DAYS, help="Warn when a price is older than this."),
+    db: Path = typer.Option(None, help="Warehouse file (default: $CONDUCTOR_HOME/warehouse.duckdb)."),
+) -> None:
+    """Cost of a run by worker and benchmark: $, calls, tokens, $ per question and per correct answer."""
+    from warehouse import evaluation as wh
+    from warehouse.output import print_table
+
+    with user_errors(LookupError), _store(db) as store:
+        wh.fill_costs(store, run)
+        runs = wh.runs_of(store, run)
+        by_worker, by_bench = wh.costs_by_worker(store, run), wh.costs_by_benchmark(store, run)
+        total = wh.calls_cost_total(store, run)
+    dates: dict[str, str | None] = {}
+    for r in runs:
+        params = json.loads(r["params"]) if isinstance(r["params"], str) else (r["params"] or {})
+        dates |= params.get("prices_checked") or {}
+    if any(r["simulated"] for r in runs):
+        console.print("simulated pool: these dollars price simulated calls (an environment, not a bill)")
+    console.print(f"run {run}: ${total:.4f} over {sum(r['calls'] for r in by_worker)} calls", soft_wrap=True)
+    print_table(console, pa.Table.from_pylist(by_worker))
+    print_table(console, pa.Table.from_pylist(by_bench))
+    warning = stale_prices(dates, datetime.now(UTC).date(), max_age_days)
+    if warning:
+        console.print(warning, soft_wrap=True, markup=False)
+    undated = sorted(w for w, d in dates.items() if d is None)
+    if undated:
+        console.print(f"prices from the pool file (undated): {', '.join(undated)}", soft_wrap=True)
+
+
+def plot(
+    run: str = typer.Argument(..., help="A run id, or an evaluation id."),
+    out: Path = typer.Option(None, "--out", help="Folder for the PNGs (default: $CONDUCTOR_HOME/plots/<run>)."),
+    db: Path = typer.Option(None, help="Warehouse file (default: $CONDUCTOR_HOME/warehouse.duckdb)."),
+) -> None:
+    """Write the plots of a run: accuracy vs $ with the Pareto frontier, per-benchmark bars, worker
+    usage by domain, workflow lengths and shapes (and training curves for a training run)."""
+    from conductor.config import Settings
+    from conductor.evaluation import plots
+    from conductor.evaluation.report import write_plots
+    from warehouse import evaluation as wh
+
+    with user_errors(LookupError), _store(db) as store:
+        runs = wh.runs_of(store, run)
+        if not runs:
+            raise LookupError(f"no run or evaluation {run!r}")
+        figures = {"scores": wh.repeat_scores(store, run), "usage": wh.worker_usage(store, run),
+                   "mix": wh.workflow_mix(store, run)}
+        curve = wh.training_curve(store, run)
+    target = out or Settings().home / "plots" / run
+    written = write_plots(figures, target, simulated=any(r["simulated"] for r in runs))
+    if curve:
+        written.append(plots.training_curves([c["step"] for c in curve],
+                                             {"reward": [c["reward"] for c in curve],
+                                              "format rate": [c["parse_rate"] for c in curve],
+                                              "accuracy": [c["accuracy"] for c in curve]},
+                                             target / "training_curves.png"))
+    if not written:
+        raise typer.Exit(_nothing(run))
+    for path in written:
+        console.print(str(path), soft_wrap=True)
+
+
+def _nothing(run: str) -> int:
+    console.print(f"error: run {run} has no finished questions and no training metrics to plot")
+    return 2
+
+
+def register(app: typer.Typer) -> None:
+    app.command("eval")(eval_)
+    app.command("costs")(costs)
+    app.command("plot")(plot)
