@@ -38,3 +38,37 @@ def test_flow_runs_then_hits_cache(prefect_harness: Path, tmp_path: Path) -> Non
     manifest = json.loads((tmp_path / "two" / "manifest.json").read_text())
     assert manifest["sources"]["math"]["contaminated"] == 1
     assert (prefect_harness / "prefect" / "results").is_dir()
+
+
+def test_bank_option_is_passed_fingerprinted_and_cached(prefect_harness: Path, tmp_path: Path) -> None:
+    """`bank=True` adds the generated sources (fingerprinted by generator parameters and code, not by
+    a file, which they do not have); a rerun is Cached; the result differs from `bank=False`."""
+    from conductor.data.curate import CurationConfig
+    from conductor.data.sources import BANK_SOURCES
+    from tasks.curate import generator_version, input_fingerprint
+
+    config = CurationConfig(bank=True)
+    prints = {name: input_fingerprint(name, config) for name in BANK_SOURCES}
+    assert all(f"generator={generator_version()}" in p and "seed=0" in p for p in prints.values()), prints
+
+    first = curation_flow(out=str(tmp_path / "bank1"), total=12, bank=True, return_state=True)
+    second = curation_flow(out=str(tmp_path / "bank2"), total=12, bank=True, return_state=True)
+    assert first.is_completed() and second.is_completed()
+    states_1 = asyncio.run(_task_states(first.state_details.flow_run_id))
+    states_2 = asyncio.run(_task_states(second.state_details.flow_run_id))
+    assert {f"load-{name}" for name in BANK_SOURCES} <= set(states_2), states_2
+    loads = [n for n in states_2 if n.startswith("load-")]
+    assert len(loads) == 10 + len(BANK_SOURCES)
+    assert all(states_2[n] == "Cached" for n in loads), states_2
+    assert [s for n, s in states_2.items() if n.startswith("curate")] == ["Cached"]
+    # the bank changes the curation's inputs: its first run computes (no entry of a plain run is reused)
+    assert [s for n, s in states_1.items() if n.startswith("curate")] == ["Completed"]
+
+    with_bank = (tmp_path / "bank2" / "train.jsonl").read_bytes()
+    assert with_bank == (tmp_path / "bank1" / "train.jsonl").read_bytes()
+    plain = curation_flow(out=str(tmp_path / "plain"), total=12, bank=False)
+    assert len(plain.files) and not any(s.startswith("synthetic_") for s in plain.sources)
+    without = (tmp_path / "plain" / "train.jsonl").read_bytes()
+    assert len(without.splitlines()) == 12 and len(with_bank.splitlines()) > 12
+    rows = [json.loads(line) for line in with_bank.splitlines()]
+    assert {r["source"] for r in rows} >= set(BANK_SOURCES)
