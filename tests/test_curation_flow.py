@@ -72,3 +72,22 @@ def test_bank_option_is_passed_fingerprinted_and_cached(prefect_harness: Path, t
     assert len(without.splitlines()) == 12 and len(with_bank.splitlines()) > 12
     rows = [json.loads(line) for line in with_bank.splitlines()]
     assert {r["source"] for r in rows} >= set(BANK_SOURCES)
+
+
+def test_flow_and_cli_defaults_and_help_are_the_curation_configs() -> None:
+    """One source of truth: `CurationConfig`'s field defaults and descriptions (nothing restated)."""
+    import inspect
+
+    import typer.main
+
+    from conductor.cli import app
+    from conductor.data.curate import CurationConfig
+
+    fields = CurationConfig.model_fields
+    flow_params = inspect.signature(curation_flow.fn).parameters
+    command = typer.main.get_command(app).commands["data"].commands["curate"]  # type: ignore[attr-defined]
+    cli = {p.name: p for p in command.params}
+    for name in ("profile", "total", "seed", "on_error", "bank"):
+        assert flow_params[name].default == fields[name].default, name
+        assert cli[name].default == fields[name].default, name
+        assert cli[name].help == fields[name].description, name
