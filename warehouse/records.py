@@ -162,6 +162,14 @@ class RecordsMixin:
                 )
         return dead
 
+    def run_params(self, run_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """The `params` of the given runs, by run id (e.g. to find an abandoned run's Prefect flow run)."""
+        if not run_ids:
+            return {}
+        rows = self.con.execute("SELECT run_id, params FROM runs WHERE run_id IN (SELECT unnest(?::VARCHAR[]))",
+                                [list(run_ids)]).fetchall()
+        return {run_id: json.loads(params) if params else {} for run_id, params in rows}
+
     def write_problems(self, problems: Iterable[Problem]) -> int:
         """Store problems (upserted by id)."""
         rows = [
