@@ -175,3 +175,21 @@ def test_abandoning_a_killed_run_marks_its_prefect_flow_run_crashed(prefect_harn
     with get_client(sync_client=True) as client:
         assert client.read_flow_run(flow_run.id).state.type.value == "CRASHED"
         assert client.read_flow_run(alive.id).state.type.value == "RUNNING"
+
+
+def test_a_pid_reused_by_a_younger_process_does_not_keep_a_dead_run_running(tmp_path):
+    from datetime import UTC, datetime, timedelta
+
+    host = socket.gethostname()
+    younger = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        started = datetime.now(UTC) - timedelta(minutes=5)  # the run began before that process existed
+        with TraceStore(tmp_path / "w.duckdb") as store:
+            store.write_runs([
+                Run(run_id="reused", status="running", host=host, pid=younger.pid, started_at=started),
+                Run(run_id="mine", status="running", host=host, pid=os.getpid(), started_at=datetime.now(UTC)),
+            ])
+            assert store.abandon_dead_runs() == ["reused"]
+    finally:
+        younger.kill()
+        younger.wait()
