@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from pathlib import Path
 
 from prefect.client.orchestration import get_client
@@ -13,12 +14,27 @@ from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId
 from flows.curation import curation_flow
 
 
-async def _task_states(flow_run_id: object) -> dict[str, str]:
+async def _task_states(flow_run_id: object, loads: int = 10) -> dict[str, str]:
+    """Task run name -> final state name. Prefect 3 reports task runs through its events, after the
+    flow returns: wait (generously, the machine is loaded) until every load, the curation and the
+    write are recorded in a final state."""
+    deadline = time.monotonic() + 120
     async with get_client() as client:
-        runs = await client.read_task_runs(flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=[flow_run_id])))
+        while True:
+            runs = await client.read_task_runs(
+                flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=[flow_run_id])))
+            states = {run.name: run.state for run in runs if run.state}
+            names = list(states)
+            done = all(s.is_final() for s in states.values())
+            if done and sum(n.startswith("load-") for n in names) >= loads and any(
+                    n.startswith("curate") for n in names) and any(n.startswith("write-curated") for n in names):
+                break
+            if time.monotonic() > deadline:
+                break  # the assertions below say what is missing
+            await asyncio.sleep(0.5)
         artifacts = await client.read_artifacts()
     assert any(a.key == "curation-manifest" and a.type == "table" for a in artifacts)
-    return {run.name: run.state.name for run in runs if run.state}
+    return {name: state.name for name, state in states.items()}
 
 
 def test_flow_runs_then_hits_cache(prefect_harness: Path, tmp_path: Path) -> None:
@@ -54,8 +70,8 @@ def test_bank_option_is_passed_fingerprinted_and_cached(prefect_harness: Path, t
     first = curation_flow(out=str(tmp_path / "bank1"), total=12, bank=True, return_state=True)
     second = curation_flow(out=str(tmp_path / "bank2"), total=12, bank=True, return_state=True)
     assert first.is_completed() and second.is_completed()
-    states_1 = asyncio.run(_task_states(first.state_details.flow_run_id))
-    states_2 = asyncio.run(_task_states(second.state_details.flow_run_id))
+    states_1 = asyncio.run(_task_states(first.state_details.flow_run_id, 10 + len(BANK_SOURCES)))
+    states_2 = asyncio.run(_task_states(second.state_details.flow_run_id, 10 + len(BANK_SOURCES)))
     assert {f"load-{name}" for name in BANK_SOURCES} <= set(states_2), states_2
     loads = [n for n in states_2 if n.startswith("load-")]
     assert len(loads) == 10 + len(BANK_SOURCES)
