@@ -48,6 +48,9 @@ def run(
     settings = load_settings(profile=profile)
     with user_errors(PoolError, ValueError):
         method = Method(TemplatePlanner(shape), pool_file or settings.pool_file, settings.execution)  # type: ignore[arg-type]
+    from flows.prefect_server import start_tied_temporary_server
+
+    start_tied_temporary_server()  # dies with this process; a terminal's Ctrl-C reaches only us
     with _ctrl_c_stops_solving():
         try:
             summary = run_flow(method=method, profile=profile, limit_per_source=limit,
@@ -88,8 +91,9 @@ def _ctrl_c_stops_solving() -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
 
 
-# Ctrl-C in a terminal also stops the temporary Prefect server (same process group); Prefect's
-# client then retries its state reports for minutes. The run is marked cancelled in the
+# The temporary Prefect server runs in a session of its own (flows/prefect_server.py), so a
+# terminal's Ctrl-C no longer stops it; a server given by PREFECT_API_URL may still be gone, and
+# Prefect's client then retries its state reports for minutes. The run is marked cancelled in the
 # warehouse within a second of the cancel, so after this grace the process just ends.
 REPORTING_GRACE_S = 5.0
 

@@ -7,18 +7,24 @@ from prefect import flow
 from prefect.artifacts import create_table_artifact
 
 from conductor.data.curate import CurationConfig, Manifest
-from conductor.data.sources import SOURCES
 from tasks.curate import CACHED, cache_dirs, curate_task, input_fingerprint, load_source_task, write_task
 
 
+_DEFAULT = {name: field.default for name, field in CurationConfig.model_fields.items()}
+
+
 @flow(name="curation", log_prints=True)
-def curation_flow(out: str, profile: str = "local", total: int = 960, seed: int = 0,
-                  on_error: str = "skip") -> Manifest:
-    config = CurationConfig(profile=profile, total=total, seed=seed, on_error=on_error)  # type: ignore[arg-type]
+def curation_flow(out: str, profile: str = _DEFAULT["profile"], total: int = _DEFAULT["total"],
+                  seed: int = _DEFAULT["seed"], on_error: str = _DEFAULT["on_error"],
+                  bank: bool = _DEFAULT["bank"]) -> Manifest:
+    """Curate into `out` (the parameters are `CurationConfig`'s fields, with its defaults); the
+    generated bank's sources join when `bank`."""
+    config = CurationConfig(profile=profile, total=total, seed=seed, on_error=on_error,  # type: ignore[arg-type]
+                            bank=bank)
     results, keys = cache_dirs()
     policy = CACHED.configure(key_storage=keys)
     load = load_source_task.with_options(cache_policy=policy, result_storage=results)
-    futures = {name: load.submit(name, config, input_fingerprint(name, config)) for name in SOURCES}
+    futures = {name: load.submit(name, config, input_fingerprint(name, config)) for name in config.source_names}
     reports = {name: f.result() for name, f in futures.items()}
     curated = curate_task.with_options(cache_policy=policy, result_storage=results)(reports, config)
     manifest = write_task(curated, config, out)

@@ -19,6 +19,7 @@ from typing import Any
 
 from prefect import flow, get_run_logger
 from prefect.artifacts import create_table_artifact
+from prefect.runtime import flow_run as prefect_flow_run
 
 from conductor.config import load_settings
 from conductor.data.bank import load_problems
@@ -26,7 +27,7 @@ from conductor.data.schema import Problem
 from conductor.methods import Method
 from conductor.trace import new_id
 from flows.curation import curation_flow
-from tasks.records import abandon_dead_runs, record_problems, record_run, run_summary
+from tasks.records import FLOW_RUN_PARAM, abandon_dead_runs, record_problems, record_run, run_summary
 from tasks.solve import solve_problems
 from warehouse.records import Run
 
@@ -53,7 +54,8 @@ def run_flow(method: Method, profile: str = "local", limit_per_source: int = 0, 
     run = Run(run_id=run_id, kind="eval", method=method.name, simulated=method.simulated,
               started_at=datetime.now(UTC), host=socket.gethostname(), pid=os.getpid(),
               params={"profile": profile, "pool_file": str(method.pool_file), "limit_per_source": limit_per_source,
-                      "seed": seed, "problems": len(problems), "execution": method.execution.model_dump()})
+                      "seed": seed, "problems": len(problems), "execution": method.execution.model_dump(),
+                      FLOW_RUN_PARAM: str(prefect_flow_run.id) if prefect_flow_run.id else None})
     record_run(run, db_path)
     record_problems(problems, db_path)
     try:

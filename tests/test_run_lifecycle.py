@@ -143,3 +143,53 @@ def test_stop_solving_cancels_a_solve_in_another_thread_and_keeps_what_finished(
         kept = store.query("SELECT count(*) FROM traces WHERE run_id = 'r'").column(0)[0].as_py()
     assert 1 <= kept < len(problems)
     assert stop_solving() == 0  # nothing left running
+
+
+def test_abandoning_a_killed_run_marks_its_prefect_flow_run_crashed(prefect_harness, tmp_path):
+    """A SIGKILLed `conductor run` cannot report its end: its flow run stays Running in Prefect
+    until the next run, which marks the warehouse run abandoned, finds the flow run and crashes it."""
+    import uuid
+
+    from prefect import flow
+    from prefect.client.orchestration import get_client
+    from prefect.states import Running
+
+    from tasks.records import FLOW_RUN_PARAM, abandon_dead_runs
+
+    @flow(name="killed-run")
+    def killed() -> None:
+        pass
+
+    with get_client(sync_client=True) as client:
+        flow_run = client.create_flow_run(killed, state=Running())
+        alive = client.create_flow_run(killed, state=Running())
+    db = tmp_path / "w.duckdb"
+    host = socket.gethostname()
+    with TraceStore(db) as store:
+        store.write_runs([
+            Run(run_id="killed", status="running", host=host, pid=_dead_pid(), params={FLOW_RUN_PARAM: str(flow_run.id)}),
+            Run(run_id="unknown", status="running", host=host, pid=_dead_pid(), params={FLOW_RUN_PARAM: str(uuid.uuid4())}),
+            Run(run_id="alive", status="running", host=host, pid=os.getpid(), params={FLOW_RUN_PARAM: str(alive.id)}),
+        ])
+    assert sorted(abandon_dead_runs.fn(str(db))) == ["killed", "unknown"]  # an unknown flow run is no error
+    with get_client(sync_client=True) as client:
+        assert client.read_flow_run(flow_run.id).state.type.value == "CRASHED"
+        assert client.read_flow_run(alive.id).state.type.value == "RUNNING"
+
+
+def test_a_pid_reused_by_a_younger_process_does_not_keep_a_dead_run_running(tmp_path):
+    from datetime import UTC, datetime, timedelta
+
+    host = socket.gethostname()
+    younger = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        started = datetime.now(UTC) - timedelta(minutes=5)  # the run began before that process existed
+        with TraceStore(tmp_path / "w.duckdb") as store:
+            store.write_runs([
+                Run(run_id="reused", status="running", host=host, pid=younger.pid, started_at=started),
+                Run(run_id="mine", status="running", host=host, pid=os.getpid(), started_at=datetime.now(UTC)),
+            ])
+            assert store.abandon_dead_runs() == ["reused"]
+    finally:
+        younger.kill()
+        younger.wait()

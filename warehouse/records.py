@@ -108,13 +108,30 @@ class Promotion(BaseModel):
     metrics: dict[str, Any] = Field(default_factory=dict)
 
 
-def _alive(pid: int) -> bool:
+def _process_started(pid: int) -> float | None:
+    """When the process `pid` started (epoch seconds, from /proc); None where that cannot be read."""
+    try:
+        ticks = int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[19])
+        with open("/proc/stat") as stat:
+            boot = next(int(line.split()[1]) for line in stat if line.startswith("btime "))
+    except (OSError, ValueError, IndexError, StopIteration):
+        return None
+    return boot + ticks / os.sysconf("SC_CLK_TCK")
+
+
+def _alive(pid: int, since: datetime | None = None) -> bool:
+    """Whether the process that ran a run started at `since` still runs. A process with that pid
+    that started after the run did is another one (the pid was reused): the run's is gone."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:  # another user's process: alive
-        return True
+        pass
+    started = _process_started(pid)
+    if since is not None and started is not None:
+        since = since if since.tzinfo else since.replace(tzinfo=timezone.utc)
+        return started <= since.timestamp() + 1.0  # + 1 s: boot time is whole seconds
     return True
 
 
@@ -150,9 +167,9 @@ class RecordsMixin:
         crashed); returns their ids. Runs on other hosts cannot be checked from here."""
         host = host or socket.gethostname()
         running = self.con.execute(
-            "SELECT run_id, pid FROM runs WHERE status = 'running' AND host = ? AND pid IS NOT NULL", [host]
+            "SELECT run_id, pid, started_at FROM runs WHERE status = 'running' AND host = ? AND pid IS NOT NULL", [host]
         ).fetchall()
-        dead = [run_id for run_id, pid in running if not _alive(pid)]
+        dead = [run_id for run_id, pid, started_at in running if not _alive(pid, started_at)]
         if dead:
             with self._lock, transaction(self.con) as con:
                 con.execute(
@@ -161,6 +178,14 @@ class RecordsMixin:
                     " WHERE run_id IN (SELECT unnest(?::VARCHAR[]))", [dead]
                 )
         return dead
+
+    def run_params(self, run_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """The `params` of the given runs, by run id (e.g. to find an abandoned run's Prefect flow run)."""
+        if not run_ids:
+            return {}
+        rows = self.con.execute("SELECT run_id, params FROM runs WHERE run_id IN (SELECT unnest(?::VARCHAR[]))",
+                                [list(run_ids)]).fetchall()
+        return {run_id: json.loads(params) if params else {} for run_id, params in rows}
 
     def write_problems(self, problems: Iterable[Problem]) -> int:
         """Store problems (upserted by id)."""

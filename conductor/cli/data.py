@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
@@ -12,6 +12,17 @@ from rich.table import Table
 from conductor.cli.common import console, fail, user_errors
 from conductor.data.curate import CurationConfig, run_curation
 from conductor.data.sources import ALL_SOURCES, RowError
+
+
+def _help(field: str) -> str:
+    """A curation option's help: the `CurationConfig` field's description (one documentation)."""
+    return CurationConfig.model_fields[field].description or ""
+
+
+def _default(field: str) -> Any:
+    """A curation option's default: the `CurationConfig` field's, never restated here."""
+    return CurationConfig.model_fields[field].default
+
 
 # the five curation steps after the loads (duplicates, near duplicates, decontamination, sample, write)
 _STEPS_AFTER_LOADS = 5
@@ -24,14 +35,13 @@ def register(app: typer.Typer) -> None:
     @data_app.command("curate")
     def curate_cmd(
         out: Annotated[Path, typer.Option("--out", help="Directory for train.jsonl, eval/, manifest.json")],
-        profile: Annotated[str, typer.Option(help="local (shipped samples) or production (the hub)")] = "local",
-        total: Annotated[int, typer.Option(help="Training problems, split evenly over the train sources")] = 960,
-        seed: Annotated[int, typer.Option(help="Seed of the stratified sample")] = 0,
-        on_error: Annotated[str, typer.Option(help="skip (count bad rows) or raise (stop at the first)")] = "skip",
+        profile: Annotated[str, typer.Option(help=_help("profile"))] = _default("profile"),
+        total: Annotated[int, typer.Option(help=_help("total"))] = _default("total"),
+        seed: Annotated[int, typer.Option(help=_help("seed"))] = _default("seed"),
+        on_error: Annotated[str, typer.Option(help=_help("on_error"))] = _default("on_error"),
         file: Annotated[list[str] | None, typer.Option(
-            "--file", help="SOURCE=PATH: read this JSONL/parquet file (the source's own schema) for SOURCE")] = None,
-        bank: Annotated[bool, typer.Option(
-            "--bank", help="Add the generated bank's train split (synthetic_* sources) to the training set")] = False,
+            "--file", help=f"SOURCE=PATH, repeatable (the file in the source's own schema). {_help('paths')}")] = None,
+        bank: Annotated[bool, typer.Option("--bank", help=_help("bank"))] = _default("bank"),
     ) -> None:
         """Load every source, drop bad rows, duplicates and contaminated rows, sample, write a manifest."""
         if profile not in ("local", "production"):

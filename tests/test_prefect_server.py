@@ -1,0 +1,56 @@
+"""The temporary Prefect server of `conductor run` dies with the run and is out of a terminal's
+Ctrl-C (flows/prefect_server.py): a real server started by a real process that is SIGKILLed."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from conductor.config import REPO_ROOT
+
+RUNNER = """\
+import time
+from flows.prefect_server import start_tied_temporary_server
+server = start_tied_temporary_server()
+print(server.server_process.pid, flush=True)
+time.sleep(600)
+"""
+
+
+def _gone(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return True
+    return state == "Z"
+
+
+def test_the_temporary_server_dies_with_a_sigkilled_run_and_has_its_own_session(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
+    env |= {"PREFECT_HOME": str(tmp_path / "prefect"), "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+            "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "180"}
+    (tmp_path / "prefect").mkdir()
+    runner = subprocess.Popen([sys.executable, "-c", RUNNER], env=env, cwd=REPO_ROOT, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True, start_new_session=True)
+    server = 0
+    try:
+        assert runner.stdout is not None
+        server = int(runner.stdout.readline())  # once the server answers /api/health
+        assert not _gone(server)
+        assert os.getsid(server) != os.getsid(runner.pid)  # a terminal's Ctrl-C (the run's group) misses it
+    finally:
+        runner.send_signal(signal.SIGKILL)
+        runner.wait()
+    deadline = time.monotonic() + 60
+    while server and not _gone(server) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    left = server and not _gone(server)
+    if left:  # ours: do not leave it to the machine when the check fails
+        with contextlib.suppress(OSError):
+            os.kill(server, signal.SIGKILL)
+    assert not left
