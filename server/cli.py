@@ -30,6 +30,10 @@ def serve(
     no_auth: bool = typer.Option(False, "--no-auth", help="Serve without API keys (only on 127.0.0.1)."),
     max_usd: Optional[float] = typer.Option(None, "--max-usd", help="Most one request may spend."),
     timeout_s: float = typer.Option(300.0, "--timeout", help="Whole-request time limit in seconds."),
+    rpm: float = typer.Option(600.0, "--rpm", help="Requests per minute allowed per key (sustained)."),
+    burst: int = typer.Option(200, "--burst", help="Requests a key may send at once before --rpm applies."),
+    per_key: int = typer.Option(64, "--concurrency-per-key", help="Requests one key may have in flight."),
+    access_log: bool = typer.Option(True, "--access-log/--no-access-log", help="Log each request line."),
     staging: Optional[Path] = typer.Option(None, "--staging",
                                            help="Staging directory for traces (default: $CONDUCTOR_HOME/staging)."),
 ) -> None:
@@ -44,12 +48,14 @@ def serve(
         settings.ensure_home()
         config = ServeConfig(model_name=name, model_ref=model, pool_file=pool_file or settings.pool_file,
                              max_usd_cap=max_usd, request_timeout_s=timeout_s,
+                             requests_per_minute=rpm, burst=burst, concurrency_per_key=per_key,
                              staging_dir=staging or settings.home / "staging",
                              warehouse_path=settings.warehouse_path, execution=settings.execution)
         app = build_app(config, keys)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     err_console.print(f"serving {name} ({model}) on http://{host}:{port}/v1; traces staged in {config.staging_dir}")
-    uvicorn.run(app, host=host, port=port, log_level="info", timeout_graceful_shutdown=30)
+    uvicorn.run(app, host=host, port=port, log_level="info", access_log=access_log,
+                timeout_graceful_shutdown=30)
 
 
 def register(app: typer.Typer) -> None:
