@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
@@ -22,6 +21,7 @@ from server.progress import Event
 from server.recording import write_run
 from server.schemas import ApiError, ChatRequest, ResponsesRequest, chat_question, responses_question
 from server.service import Service
+from server.timing import RequestMetrics
 
 log = logging.getLogger("conductor.serve")
 M = TypeVar("M", bound=BaseModel)
@@ -110,14 +110,7 @@ def create_app(service: Service, keys: KeyRing | None) -> FastAPI:
             raise ApiError(429, f"too many requests for this key; retry after {wait:g}s", type="rate_limit_error",
                            code="rate_limit_exceeded", retry_after=wait)
 
-    @app.middleware("http")
-    async def _count(request: Request, call_next: Any) -> Response:
-        t0 = time.perf_counter()
-        response = await call_next(request)
-        endpoint = request.url.path if request.url.path in ENDPOINTS else "other"
-        service.metrics.requests.labels(endpoint, str(response.status_code)).inc()
-        service.metrics.latency.labels(endpoint).observe(time.perf_counter() - t0)
-        return response
+    app.add_middleware(RequestMetrics, metrics=service.metrics)
 
     @app.get("/health")
     async def health() -> dict[str, Any]:
@@ -161,7 +154,6 @@ def create_app(service: Service, keys: KeyRing | None) -> FastAPI:
         trace = await asyncio.shield(service.start(question, req.max_usd, key_id))  # a client gone stops nothing
         return JSONResponse(fmt.response_object(trace, req.model))
 
-    ENDPOINTS = {"/health", "/metrics", "/v1/models", "/v1/chat/completions", "/v1/responses"}
     return app
 
 

@@ -70,6 +70,8 @@ class ReportingPlanner:
 
     async def plan(self, messages: list[Message], offered: Sequence[WorkerSpec]) -> Completion:
         done = await self.inner.plan(messages, offered)
+        if current_events.get() is None:
+            return done  # nobody is streaming this request: skip the parse
         parsed = parse(done.text, [s.id for s in offered], allow_empty=True)
         if isinstance(parsed, ParseError):
             report({"event": "workflow", "parse_error": str(parsed)[:300]})
