@@ -141,13 +141,15 @@ def test_served_traces_are_staged_ingestible_and_queryable(tmp_path):
     ids = []
     with running_server(build_app(config, KeyRing([KEY]))) as url:
         c = openai.OpenAI(base_url=url + "/v1", api_key=KEY, max_retries=0)
-        for q in ("What is 2 + 2?", "What is 3 + 5?"):
-            r = c.chat.completions.create(model="conductor", messages=[{"role": "user", "content": q}])
+        for q, budget in (("What is 2 + 2?", None), ("What is 3 + 5?", None), ("What is 1 + 1?", 1e-6)):
+            r = c.chat.completions.create(model="conductor", messages=[{"role": "user", "content": q}],
+                                          extra_body={"max_usd": budget} if budget else None)
             ids.append((r.model_extra["conductor"]["trace_id"], r.usage.total_tokens))
+        assert r.model_extra["conductor"]["status"] == "no_answer"  # an unanswered request is kept too
         run_id = httpx.get(url + "/health").json()["run_id"]
     with TraceStore(db) as store:
         report = ingest_staged(store, staging)
-        assert report.traces == 2
+        assert report.traces == 3
         rows = store.query("SELECT trace_id, run_id, source FROM traces ORDER BY trace_id").to_pylist()
         assert sorted(r["trace_id"] for r in rows) == sorted(t for t, _ in ids)
         assert {r["run_id"] for r in rows} == {run_id} and {r["source"] for r in rows} == {"serve"}
