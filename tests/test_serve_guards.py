@@ -14,6 +14,7 @@ from server.build import ServeError, build_app, resolve_planner
 from server.config import ServeConfig
 from server.guards import KeyRing, Limits
 from server.running import running_server
+from warehouse.staging import pending, read_batch
 
 POOL = Path(__file__).resolve().parent.parent / "deployments" / "pools" / "local.yaml"
 ASK = [{"role": "user", "content": "What is 6 * 7?"}]
@@ -100,3 +101,15 @@ def test_a_garbage_writing_model_gets_a_parse_failure_answer_never_a_500(tiny_mo
         assert r.choices[0].message.content.startswith("[conductor] no answer")
         chunks = list(c.chat.completions.create(model="conductor", messages=ASK, stream=True))
         assert chunks[-1].model_extra["conductor"]["status"] in ("unparseable", "planner_error")
+
+
+def test_a_request_over_the_time_limit_is_answered_and_kept(tmp_path):
+    config = ServeConfig(pool_file=POOL, request_timeout_s=0.05, staging_dir=tmp_path / "staging", flush_interval_s=60)
+    app = build_app(config, KeyRing(["k"]))
+    with running_server(app) as url:
+        c = openai.OpenAI(base_url=url + "/v1", api_key="k", max_retries=0)
+        r = c.chat.completions.create(model="conductor", messages=ASK)  # simulated calls take ~100 ms
+    ext = r.model_extra["conductor"]
+    assert ext["status"] == "no_answer" and "timed out" in ext["stop_reason"]
+    [batch] = pending(tmp_path / "staging")
+    assert read_batch(batch).traces.column("trace_id").to_pylist() == [ext["trace_id"]]
