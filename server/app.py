@@ -137,7 +137,10 @@ def create_app(service: Service, keys: KeyRing | None) -> FastAPI:
         admit(key_id)
         if req.stream:
             include_usage = bool(req.stream_options and req.stream_options.include_usage)
-            return StreamingResponse(stream_chat(service, question, req, key_id, include_usage),
+            # started here, not in the generator: a client gone before the first byte still frees its slot
+            events: asyncio.Queue[Event] = asyncio.Queue()
+            task = service.start(question, req.max_usd, key_id, events)
+            return StreamingResponse(stream_chat(task, events, req.model, include_usage),
                                      media_type="text/event-stream")
         trace = await asyncio.shield(service.start(question, req.max_usd, key_id))  # a client gone stops nothing
         return JSONResponse(fmt.chat_completion(trace, req.model, fmt.new_chat_id()))
@@ -157,13 +160,11 @@ def create_app(service: Service, keys: KeyRing | None) -> FastAPI:
     return app
 
 
-async def stream_chat(service: Service, question: str, req: ChatRequest, key_id: str,
+async def stream_chat(task: asyncio.Task[Trace], events: asyncio.Queue[Event], model: str,
                       include_usage: bool) -> AsyncIterator[str]:
     """The role, then one chunk per progress event (in the `conductor` extension field, with an
     empty delta), then the answer as content, then usage (when asked), then [DONE]."""
-    chat_id, model = fmt.new_chat_id(), req.model
-    events: asyncio.Queue[Event] = asyncio.Queue()
-    task = service.start(question, req.max_usd, key_id, events)
+    chat_id = fmt.new_chat_id()
     yield fmt.chunk(chat_id, model, {"role": "assistant", "content": ""})
     while not (task.done() and events.empty()):
         getter = asyncio.ensure_future(events.get())

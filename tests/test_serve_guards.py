@@ -113,3 +113,22 @@ def test_a_request_over_the_time_limit_is_answered_and_kept(tmp_path):
     assert ext["status"] == "no_answer" and "timed out" in ext["stop_reason"]
     [batch] = pending(tmp_path / "staging")
     assert read_batch(batch).traces.column("trace_id").to_pylist() == [ext["trace_id"]]
+
+
+def test_a_client_gone_mid_stream_still_gets_its_trace_kept_and_its_slot_freed(tmp_path):
+    import httpx
+
+    config = ServeConfig(pool_file=POOL, concurrency_per_key=1, staging_dir=tmp_path / "staging", flush_interval_s=60)
+    with running_server(build_app(config, KeyRing(["k"]))) as url:
+        body = {"model": "conductor", "messages": ASK, "stream": True}
+        with httpx.stream("POST", url + "/v1/chat/completions", json=body,
+                          headers={"Authorization": "Bearer k"}) as r:
+            assert r.status_code == 200
+            next(r.iter_lines())  # the first chunk, then hang up
+        deadline = time.monotonic() + 30
+        while httpx.get(url + "/health").json()["in_flight"] and time.monotonic() < deadline:
+            time.sleep(0.05)
+        c = openai.OpenAI(base_url=url + "/v1", api_key="k", max_retries=0)
+        c.chat.completions.create(model="conductor", messages=ASK)  # the one slot is free again
+    staged = [t for b in pending(tmp_path / "staging") for t in read_batch(b).traces.column("trace_id").to_pylist()]
+    assert len(staged) == 2
