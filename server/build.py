@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from importlib.metadata import entry_points
 from pathlib import Path
 
 from fastapi import FastAPI
@@ -21,6 +22,16 @@ from server.service import Service
 ModelResolver = Callable[[str], Path]
 
 
+RESOLVER_GROUP = "conductor.model_resolvers"
+
+
+def installed_resolver() -> ModelResolver | None:
+    """The `models:/` resolver a layer installed (registry/ names a callable `ref -> directory` in
+    the entry-point group `conductor.model_resolvers`, so this package needs no import of it), or None."""
+    found = sorted(entry_points(group=RESOLVER_GROUP), key=lambda ep: ep.name)
+    return found[0].load() if found else None
+
+
 class ServeError(ValueError):
     """A server that cannot start as asked (bad model reference, pool, keys)."""
 
@@ -35,7 +46,7 @@ def resolve_planner(ref: str, resolver: ModelResolver | None = None) -> Planner:
     if ref.startswith("models:/"):
         if resolver is None:
             raise ServeError(f"{ref} is a registry reference, and no registry is available to resolve it "
-                             "(registry/ is not installed): pass a model directory instead")
+                             f"(nothing in the entry-point group {RESOLVER_GROUP}): pass a model directory instead")
         path = resolver(ref)
     else:
         path = Path(ref)

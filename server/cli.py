@@ -13,7 +13,7 @@ import uvicorn
 from conductor.cli.common import UserError, err_console, user_errors
 from conductor.config import load_settings
 from conductor.workers.pool import PoolError
-from server.build import ServeError, build_app
+from server.build import ServeError, build_app, installed_resolver
 from server.config import ServeConfig
 from server.guards import KEYS_ENV, KeyRing
 
@@ -51,7 +51,7 @@ def serve(
                              requests_per_minute=rpm, burst=burst, concurrency_per_key=per_key,
                              staging_dir=staging or settings.home / "staging",
                              warehouse_path=settings.warehouse_path, execution=settings.execution)
-        app = build_app(config, keys)
+        app = build_app(config, keys, resolver=installed_resolver())
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     err_console.print(f"serving {name} ({model}) on http://{host}:{port}/v1; traces staged in {config.staging_dir}")
     uvicorn.run(app, host=host, port=port, log_level="info", access_log=access_log,

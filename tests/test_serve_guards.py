@@ -132,3 +132,18 @@ def test_a_client_gone_mid_stream_still_gets_its_trace_kept_and_its_slot_freed(t
         c.chat.completions.create(model="conductor", messages=ASK)  # the one slot is free again
     staged = [t for b in pending(tmp_path / "staging") for t in read_batch(b).traces.column("trace_id").to_pylist()]
     assert len(staged) == 2
+
+
+def test_the_cli_refuses_to_start_without_keys_or_with_an_unresolvable_model(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    conductor = Path(sys.executable).with_name("conductor")
+    env = {k: v for k, v in os.environ.items() if k != "CONDUCTOR_SERVE_API_KEYS"} | {"CONDUCTOR_HOME": str(tmp_path)}
+    r = subprocess.run([str(conductor), "serve", "--pool", str(POOL)], env=env, capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 2 and "no API keys" in r.stderr
+    r = subprocess.run([str(conductor), "serve", "--no-auth", "--model", "models:/conductor@champion"], env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "no registry is available" in r.stderr and "Traceback" not in r.stderr
