@@ -14,13 +14,13 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import BaseModel, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from conductor.trace import Trace
 from server import openai_format as fmt
 from server.guards import KeyRing
 from server.progress import Event
 from server.recording import write_run
 from server.schemas import ApiError, ChatRequest, ResponsesRequest, chat_question, responses_question
 from server.service import Service
+from server.streams import stream_chat, stream_response
 from server.timing import RequestMetrics
 
 log = logging.getLogger("conductor.serve")
@@ -145,37 +145,18 @@ def create_app(service: Service, keys: KeyRing | None) -> FastAPI:
         trace = await asyncio.shield(service.start(question, req.max_usd, key_id))  # a client gone stops nothing
         return JSONResponse(fmt.chat_completion(trace, req.model, fmt.new_chat_id()))
 
-    @app.post("/v1/responses")
-    async def responses(request: Request) -> JSONResponse:
+    @app.post("/v1/responses", response_model=None)
+    async def responses(request: Request) -> JSONResponse | StreamingResponse:
         key_id = authenticate(request)
         req = parse_body(ResponsesRequest, await read_body(request, config.max_body_bytes))
         check_model(req.model)
-        if req.stream:
-            raise ApiError(400, "streaming is served on /v1/chat/completions only", param="stream")
         question = responses_question(req)
         admit(key_id)
+        if req.stream:
+            events: asyncio.Queue[Event] = asyncio.Queue()
+            task = service.start(question, req.max_usd, key_id, events)
+            return StreamingResponse(stream_response(task, events, req.model), media_type="text/event-stream")
         trace = await asyncio.shield(service.start(question, req.max_usd, key_id))  # a client gone stops nothing
         return JSONResponse(fmt.response_object(trace, req.model))
 
     return app
-
-
-async def stream_chat(task: asyncio.Task[Trace], events: asyncio.Queue[Event], model: str,
-                      include_usage: bool) -> AsyncIterator[str]:
-    """The role, then one chunk per progress event (in the `conductor` extension field, with an
-    empty delta), then the answer as content, then usage (when asked), then [DONE]."""
-    chat_id = fmt.new_chat_id()
-    yield fmt.chunk(chat_id, model, {"role": "assistant", "content": ""})
-    while not (task.done() and events.empty()):
-        getter = asyncio.ensure_future(events.get())
-        await asyncio.wait({getter, task}, return_when=asyncio.FIRST_COMPLETED)
-        if getter.done():
-            yield fmt.chunk(chat_id, model, {}, extra={"conductor": getter.result()})
-        else:
-            getter.cancel()
-    trace: Trace = task.result()
-    yield fmt.chunk(chat_id, model, {"content": fmt.answer_text(trace)})
-    yield fmt.chunk(chat_id, model, {}, finish="stop", extra={"conductor": fmt.extension(trace)})
-    if include_usage:
-        yield fmt.usage_chunk(chat_id, model, trace)
-    yield fmt.DONE

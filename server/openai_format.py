@@ -66,19 +66,27 @@ def usage_chunk(chat_id: str, model: str, trace: Trace) -> str:
                 "choices": [], "usage": chat_usage(trace), "conductor": extension(trace)})
 
 
-def sse(body: dict[str, Any]) -> str:
-    return f"data: {json.dumps(body, separators=(',', ':'))}\n\n"
+def sse(body: dict[str, Any], event: str | None = None) -> str:
+    head = f"event: {event}\n" if event else ""
+    return f"{head}data: {json.dumps(body, separators=(',', ':'))}\n\n"
 
 
 DONE = "data: [DONE]\n\n"
 
 
-def response_object(trace: Trace, model: str) -> dict[str, Any]:
+def response_object(trace: Trace | None, model: str, resp_id: str | None = None,
+                    msg_id: str | None = None) -> dict[str, Any]:
+    """The Responses API object; `trace=None` gives the in-progress shell a stream opens with."""
+    resp_id, msg_id = resp_id or f"resp_{uuid.uuid4().hex}", msg_id or f"msg_{uuid.uuid4().hex}"
+    if trace is None:
+        return {"id": resp_id, "object": "response", "created_at": int(time.time()), "model": model,
+                "status": "in_progress", "output": [], "parallel_tool_calls": False, "tool_choice": "none",
+                "tools": [], "metadata": {}}
     u = trace.usage
-    return {"id": f"resp_{uuid.uuid4().hex}", "object": "response", "created_at": int(time.time()), "model": model,
+    return {"id": resp_id, "object": "response", "created_at": int(time.time()), "model": model,
             "status": "completed", "error": None, "incomplete_details": None, "instructions": None,
             "parallel_tool_calls": False, "tool_choice": "none", "tools": [], "metadata": {},
-            "output": [{"type": "message", "id": f"msg_{uuid.uuid4().hex}", "status": "completed",
+            "output": [{"type": "message", "id": msg_id, "status": "completed",
                         "role": "assistant",
                         "content": [{"type": "output_text", "text": answer_text(trace), "annotations": []}]}],
             "usage": {"input_tokens": u.input_tokens, "output_tokens": u.output_tokens,

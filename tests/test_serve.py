@@ -70,6 +70,19 @@ def test_responses_endpoint(client):
     assert r.usage.total_tokens == r.usage.input_tokens + r.usage.output_tokens > 0
 
 
+def test_responses_stream_sends_progress_then_the_text_then_completed(client):
+    events = list(client.responses.create(model="conductor", input="What is 17 * 3?", stream=True))
+    kinds = [e.type for e in events]
+    assert kinds[0] == "response.created" and kinds[-1] == "response.completed"
+    progress = [e for e in events if e.type == "response.conductor.progress"]
+    assert progress and progress[0].model_extra["conductor"]["event"] == "workflow"
+    assert kinds.index("response.output_text.delta") > kinds.index("response.conductor.progress")
+    delta = next(e for e in events if e.type == "response.output_text.delta").delta
+    final = events[-1].response
+    assert delta and final.output_text == delta and final.usage.total_tokens > 0
+    assert [e.sequence_number for e in events] == list(range(len(events)))
+
+
 def test_models_lists_the_served_model(client):
     assert [m.id for m in client.models.list()] == ["conductor"]
 
