@@ -3,7 +3,10 @@
 then the sentinels occur zero times in the DuckDB file (after ingesting the staged traces) and
 in the server's log. A positive control shows the scan would find text the traces do hold.
 
-Not covered here: the MLflow store and the Prefect logs of a nightly run (see docs/serve.md)."""
+The second test does the same for a pipeline run: `conductor run` (the Prefect flow, with its
+temporary Prefect server) over the same loopback providers; the sentinels occur zero times in
+its warehouse, anywhere under its Prefect home (the Prefect database holds the flow's logs) and
+in its output. Not covered: the MLflow store (no MLflow writer on main yet; see docs/serve.md)."""
 
 from __future__ import annotations
 
@@ -46,14 +49,30 @@ workers:
     return path
 
 
-def test_sentinel_keys_never_reach_the_warehouse_or_the_server_log(tmp_path):
+def _loopback() -> LoopbackServer:
     loop = LoopbackServer()
     loop.on(OPENAI_CHAT, lambda r: Reply(body=openai_chat("Paris")))
     loop.on(ANTHROPIC_MESSAGES, lambda r: Reply(body=anthropic_message("Paris")))
     loop.on(gemini_path("gemini-2.5-pro"), lambda r: Reply(body=gemini_response("Paris")))
+    return loop
+
+
+def _assert_keys_were_sent(loop: LoopbackServer) -> None:
+    seen = " ".join(str(r.headers) for r in loop.requests)
+    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
+        assert SENTINELS[name] in seen
+    assert SENTINELS["GEMINI_API_KEY"] in seen or SENTINELS["GOOGLE_API_KEY"] in seen
+
+
+def _env(home: Path, **more: str) -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")} | SENTINELS | {
+        "CONDUCTOR_HOME": str(home)} | more
+
+
+def test_sentinel_keys_never_reach_the_warehouse_or_the_server_log(tmp_path):
+    loop = _loopback()
     home, port, log = tmp_path / "home", free_port(), tmp_path / "serve.log"
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")} | SENTINELS | {
-        "CONDUCTOR_HOME": str(home)}
+    env = _env(home)
     with loop, open(log, "wb") as out:
         proc = subprocess.Popen([str(CONDUCTOR), "serve", "--pool", str(_pool(tmp_path, loop.url)),
                                  "--port", str(port)], env=env, stdout=out, stderr=subprocess.STDOUT)
@@ -78,11 +97,7 @@ def test_sentinel_keys_never_reach_the_warehouse_or_the_server_log(tmp_path):
         finally:
             proc.send_signal(signal.SIGINT)
             assert proc.wait(timeout=60) == 0, log.read_text()[-3000:]
-    # the keys were really used: each provider's server received its own sentinel
-    seen = " ".join(str(r.headers) for r in loop.requests)
-    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
-        assert SENTINELS[name] in seen
-    assert SENTINELS["GEMINI_API_KEY"] in seen or SENTINELS["GOOGLE_API_KEY"] in seen
+    _assert_keys_were_sent(loop)  # the keys were really used: each provider received its own
     db = home / "warehouse.duckdb"
     with TraceStore(db) as store:
         assert ingest_staged(store, home / "staging").traces == 1
@@ -95,3 +110,22 @@ def test_sentinel_keys_never_reach_the_warehouse_or_the_server_log(tmp_path):
         assert secret.encode() not in raw, secret
         assert secret not in dumped, secret
         assert secret.encode() not in logged, secret
+
+
+def test_sentinel_keys_never_reach_a_pipeline_runs_warehouse_prefect_home_or_output(tmp_path):
+    loop = _loopback()
+    home = tmp_path / "home"
+    env = _env(home, PREFECT_HOME=str(tmp_path / "prefect"))
+    env.pop("PREFECT_API_URL", None)
+    with loop:
+        r = subprocess.run([str(CONDUCTOR), "run", "--limit", "1", "--pool", str(_pool(tmp_path, loop.url))],
+                           env=env, capture_output=True, timeout=540)
+    output = r.stdout + r.stderr
+    assert r.returncode == 0, output.decode(errors="replace")[-3000:]
+    _assert_keys_were_sent(loop)
+    files = [p for root in (home, tmp_path / "prefect") for p in root.rglob("*") if p.is_file()]
+    assert any(p.suffix == ".duckdb" for p in files) and any("prefect" in p.parts for p in files)
+    everything = b"".join(p.read_bytes() for p in files) + output
+    assert b"secrets-drill" in everything or b"w-openai" in everything  # positive control
+    for secret in SENTINELS.values():
+        assert secret.encode() not in everything, secret
