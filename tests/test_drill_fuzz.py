@@ -97,3 +97,16 @@ def test_dataset_rows_become_problems_or_row_errors(named_row):
 
 def test_the_fuzzed_sources_are_many():
     assert len(_SAMPLED) >= 5, sorted(_SAMPLED)
+
+
+def test_atheris_coverage_guided_run_of_parse_finds_no_crash(tmp_path):
+    """libFuzzer-driven (atheris) inputs; CI runs 20,000, CONDUCTOR_FUZZ_EXAMPLES sets more."""
+    import subprocess
+    import sys
+
+    runs = max(20_000, EXAMPLES)
+    script = Path(__file__).with_name("drill_atheris_parse.py")
+    r = subprocess.run([sys.executable, str(script), f"-runs={runs}", "-seed=1", f"-artifact_prefix={tmp_path}/"],
+                       capture_output=True, text=True, timeout=1200, cwd=Path(__file__).parent.parent)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert f"Done {runs} runs" in r.stderr, r.stderr[-1000:]
