@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
-from collections.abc import Callable
 from contextvars import copy_context
 
 from conductor.config import ExecutionConfig
@@ -59,13 +57,12 @@ class Service:
         ends, whether or not the client is still there to read the answer."""
         ctx = copy_context()
         ctx.run(current_events.set, events)
-        t0 = time.perf_counter()
         task = asyncio.get_running_loop().create_task(self._solve(question, max_usd), context=ctx)
         self.in_flight.add(task)
-        task.add_done_callback(lambda t: self._finished(t, key_id, t0))
+        task.add_done_callback(lambda t: self._finished(t, key_id))
         return task
 
-    def _finished(self, task: asyncio.Task[Trace], key_id: str, t0: float) -> None:
+    def _finished(self, task: asyncio.Task[Trace], key_id: str) -> None:
         self.in_flight.discard(task)
         self.limits.release(key_id)
         if task.cancelled():
@@ -83,5 +80,3 @@ class Service:
             await asyncio.wait(list(self.in_flight), timeout=self.config.request_timeout_s)
         await self.stager.stop()
 
-
-PlannerFactory = Callable[[], Planner]

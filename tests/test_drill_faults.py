@@ -23,7 +23,7 @@ from server.build import build_app
 from server.config import ServeConfig
 from server.guards import KeyRing
 from server.running import running_server
-from tests.loopback import OPENAI_CHAT, LoopbackServer, Received, Reply, openai_chat, openai_error
+from tests.loopback import LoopbackServer, Received, Reply, openai_chat, openai_error
 from warehouse.staging import ingest_staged
 from warehouse.store import TraceStore
 
