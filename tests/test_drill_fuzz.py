@@ -106,7 +106,11 @@ def test_atheris_coverage_guided_run_of_parse_finds_no_crash(tmp_path):
 
     runs = max(20_000, EXAMPLES)
     script = Path(__file__).with_name("drill_atheris_parse.py")
-    r = subprocess.run([sys.executable, str(script), f"-runs={runs}", "-seed=1", f"-artifact_prefix={tmp_path}/"],
+    r = subprocess.run([sys.executable, str(script), f"-runs={runs}", "-seed=1", f"-artifact_prefix={tmp_path}/",
+                        str(tmp_path / "corpus")],
                        capture_output=True, text=True, timeout=1200, cwd=Path(__file__).parent.parent)
     assert r.returncode == 0, r.stderr[-3000:]
     assert f"Done {runs} runs" in r.stderr, r.stderr[-1000:]
+    inited, done = (int(line.split("cov: ")[1].split()[0]) for line in r.stderr.splitlines()
+                    if "INITED" in line or "DONE" in line)
+    assert done > 100, r.stderr[-1000:]  # the parser's code is instrumented and reached, not just its entry
