@@ -77,7 +77,7 @@ def to_problems(spec: SourceSpec, rows: Iterable[dict[str, Any]], on_error: OnEr
     for i, row in enumerate(rows):
         try:
             problem = spec.to_problem(dict(row), spec)
-        except (KeyError, ValueError, TypeError, json.JSONDecodeError) as exc:
+        except (KeyError, ValueError, TypeError, AttributeError, json.JSONDecodeError) as exc:  # a field of the wrong type
             if isinstance(exc, RowError):
                 err = exc
             else:

@@ -1,0 +1,166 @@
+"""Load test of `conductor serve` on loopback: CLIENTS concurrent openai clients, each sending
+REQUESTS chat completions one after another, to a `conductor serve` subprocess over a simulated
+pool with fixed latency (an environment: it measures the server, not any model).
+
+Prints p50/p99 latency divided by the workflow's simulated critical path (the template fanout:
+three parallel calls, then an aggregator: 2 x LATENCY), and requests per second. Goal: p99 <= 1.2x.
+The unloaded latency of one request, measured first in the same run, is the baseline row.
+
+    python benchmarks/serve.py [--clients 200] [--requests 5] [--latency-ms 200] [--write docs/benchmarks.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import aiohttp  # installed with datasets (fsspec[http]): the lightest async HTTP client here
+import httpx
+import openai
+import psutil  # installed with accelerate: CPU seconds of the server process
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from benchmarks.report import write_section  # noqa: E402
+from server.running import free_port  # noqa: E402
+
+KEY = "sk-bench-serve"
+POOL = """name: bench-fixed-latency
+workers:
+{workers}
+"""
+WORKER = """  - id: sim-{i}
+    provider: simulated
+    model: sim-{i}
+    prices: {{input: 1.0, output: 5.0}}
+    concurrency: 10000
+    options:
+      skills: {{math: 0.7, choice: 0.7, freeform: 0.5, code: 0.5}}
+      latency_ms: {{median: {ms}, sigma: 0}}
+      output_tokens: {{median: 300, sigma: 0}}
+"""
+
+
+def start_server(tmp: Path, latency_ms: float, clients: int) -> tuple[subprocess.Popen[bytes], str]:
+    pool = tmp / "pool.yaml"
+    pool.write_text(POOL.format(workers="".join(WORKER.format(i=i, ms=latency_ms) for i in range(3))))
+    port = free_port()
+    env = os.environ | {"CONDUCTOR_SERVE_API_KEYS": KEY, "CONDUCTOR_HOME": str(tmp / "home")}
+    proc = subprocess.Popen(
+        [str(Path(sys.executable).with_name("conductor")), "serve", "--pool", str(pool), "--port", str(port),
+         "--rpm", "1000000", "--burst", "100000", "--concurrency-per-key", str(clients * 2), "--no-access-log"],
+        env=env, stdout=subprocess.DEVNULL, stderr=open(tmp / "serve.log", "wb"))
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(url + "/health").status_code == 200:
+                return proc, url
+        except httpx.TransportError:
+            time.sleep(0.2)
+    proc.kill()
+    raise SystemExit(f"server did not start: {(tmp / 'serve.log').read_text()[-2000:]}")
+
+
+async def load(url: str, clients: int, requests: int, *, sdk: bool = False) -> tuple[list[float], float, int]:
+    """`sdk`: through the openai client (its response parsing costs the client ~15 ms of CPU a
+    request, so on a small machine it, not the server, sets the pace); else aiohttp posts of the
+    same JSON, each answer checked for its content."""
+    session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=clients * 2),
+                                    headers={"Authorization": f"Bearer {KEY}"},
+                                    timeout=aiohttp.ClientTimeout(total=120))
+    http = httpx.AsyncClient(limits=httpx.Limits(max_connections=clients * 2, max_keepalive_connections=clients * 2),
+                             timeout=120, headers={"Authorization": f"Bearer {KEY}"})
+    client = openai.AsyncOpenAI(base_url=url + "/v1", api_key=KEY, max_retries=0, http_client=http)
+    latencies: list[float] = []
+    failures = 0
+
+    async def ask(i: int, j: int) -> None:
+        messages = [{"role": "user", "content": f"What is {i} + {j}?"}]
+        if sdk:
+            await client.chat.completions.create(model="conductor", messages=messages)  # type: ignore[arg-type]
+            return
+        async with session.post(url + "/v1/chat/completions", json={"model": "conductor", "messages": messages}) as r:
+            body = await r.json()
+            if r.status != 200 or not body["choices"][0]["message"]["content"]:
+                raise RuntimeError(f"HTTP {r.status}: {str(body)[:200]}")
+
+    async def one_client(i: int) -> None:
+        nonlocal failures
+        for j in range(requests):
+            t0 = time.perf_counter()
+            try:
+                await ask(i, j)
+                latencies.append(time.perf_counter() - t0)
+            except (openai.APIError, aiohttp.ClientError, RuntimeError):
+                failures += 1
+
+    t0 = time.perf_counter()
+    await asyncio.gather(*(one_client(i) for i in range(clients)))
+    wall = time.perf_counter() - t0
+    await http.aclose()
+    await session.close()
+    return latencies, wall, failures
+
+
+def pct(values: list[float], q: float) -> float:
+    return statistics.quantiles(values, n=100, method="inclusive")[q - 1] if len(values) > 1 else values[0]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--clients", type=int, default=200)
+    ap.add_argument("--requests", type=int, default=5, help="Requests per client, one after another.")
+    ap.add_argument("--latency-ms", type=float, default=200.0, help="Fixed latency of every simulated call.")
+    ap.add_argument("--sdk", action="store_true", help="Load through the openai client instead of raw httpx.")
+    ap.add_argument("--write", type=Path, help="Write the figures into this markdown file's section.")
+    args = ap.parse_args()
+    critical = 2 * args.latency_ms / 1000
+    with tempfile.TemporaryDirectory() as d:
+        proc, url = start_server(Path(d), args.latency_ms, args.clients)
+        try:
+            server = psutil.Process(proc.pid)
+            single, _, _ = asyncio.run(load(url, 1, 5))
+            cpu0, client0 = server.cpu_times(), time.process_time()
+            lat, wall, failures = asyncio.run(load(url, args.clients, args.requests, sdk=args.sdk))
+            cpu1, client1 = server.cpu_times(), time.process_time()
+        finally:
+            proc.terminate()
+            proc.wait(timeout=60)
+    rows = [("1 client (baseline)", single, 5 / sum(single)), (f"{args.clients} clients", lat, len(lat) / wall)]
+    lines = ["| load | requests | p50 | p99 | p50 ÷ critical path | p99 ÷ critical path | requests/s |",
+             "|---|---:|---:|---:|---:|---:|---:|"]
+    for name, values, rps in rows:
+        p50, p99 = pct(values, 50), pct(values, 99)
+        lines.append(f"| {name} | {len(values)} | {p50 * 1000:.0f} ms | {p99 * 1000:.0f} ms | {p50 / critical:.2f}× | "
+                     f"{p99 / critical:.2f}× | {rps:.1f} |")
+    server_ms = ((cpu1.user + cpu1.system) - (cpu0.user + cpu0.system)) * 1000 / max(1, len(lat))
+    client_ms = (client1 - client0) * 1000 / max(1, len(lat))
+    load_avg = os.getloadavg()[0]
+    needed = args.clients / critical  # requests/s for no request to wait behind another
+    table = "\n".join(lines) + (
+        f"\n\nCPU per request under load: server {server_ms:.1f} ms, load generator {client_ms:.1f} ms "
+        f"(load average {load_avg:.1f} on {os.cpu_count()} cores at the end of the run). Meeting the goal needs "
+        f"{needed:.0f} requests/s, i.e. {server_ms * needed / 1000:.2f} cores of server CPU alone at that cost: "
+        f"the closed loop of {args.clients} clients runs at the server's CPU-bound rate, so the ratio measures "
+        f"the CPU this machine could give the server while measured.")
+    verdict = "met" if pct(lat, 99) <= 1.2 * critical else "NOT met"
+    summary = (f"{args.clients} concurrent {'openai' if args.sdk else 'aiohttp'} clients × {args.requests} requests each against a `conductor serve` "
+               f"subprocess on loopback; simulated pool (an environment, not model results), every call a fixed "
+               f"{args.latency_ms:g} ms; template fanout planner, so the critical path is {critical * 1000:.0f} ms. "
+               f"Failures: {failures}. Goal p99 ≤ 1.2× the critical path: **{verdict}**. "
+               f"Machine: {os.cpu_count()} cores, shared with other work while measured.")
+    print(summary + "\n\n" + table)
+    if args.write:
+        write_section(args.write, "serve", "conductor serve: load on loopback (`benchmarks/serve.py`)",
+                      summary + "\n\n" + table)
+
+
+if __name__ == "__main__":
+    main()

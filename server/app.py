@@ -1,0 +1,162 @@
+"""The FastAPI app: OpenAI-compatible endpoints over a Service, with its guards."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, Response, StreamingResponse
+from pydantic import BaseModel, ValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from server import openai_format as fmt
+from server.guards import KeyRing
+from server.progress import Event
+from server.recording import write_run
+from server.schemas import ApiError, ChatRequest, ResponsesRequest, chat_question, responses_question
+from server.service import Service
+from server.streams import stream_chat, stream_response
+from server.timing import RequestMetrics
+
+log = logging.getLogger("conductor.serve")
+M = TypeVar("M", bound=BaseModel)
+
+
+def error_response(err: ApiError) -> JSONResponse:
+    headers = {"Retry-After": str(int(err.retry_after))} if err.retry_after is not None else None
+    return JSONResponse(err.body(), status_code=err.status, headers=headers)
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    """The body, refused with 413 past `limit` bytes whether or not Content-Length is sent."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise ApiError(413, f"request body of {declared} bytes is over the {limit}-byte limit", code="request_too_large")
+    body = bytearray()
+    async for part in request.stream():
+        body += part
+        if len(body) > limit:
+            raise ApiError(413, f"request body is over the {limit}-byte limit", code="request_too_large")
+    return bytes(body)
+
+
+def parse_body(model: type[M], body: bytes) -> M:
+    try:
+        return model.model_validate_json(body)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "body"
+        raise ApiError(400, f"invalid request: {where}: {first['msg']}", param=where) from None
+
+
+def create_app(service: Service, keys: KeyRing | None) -> FastAPI:
+    """`keys=None` serves without auth (only when asked for explicitly: `--no-auth`)."""
+    config = service.config
+    models = [config.model_name] + ([config.model_ref] if config.model_ref.startswith("models:/") else [])
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        service.stager.start()
+        await asyncio.to_thread(write_run, config.warehouse_path, service.run)
+        try:
+            yield
+        finally:
+            await service.drain()
+            await service.pool.aclose()
+            await service.planner.aclose()
+            service.run.status, service.run.finished_at = "finished", datetime.now(UTC)
+            await asyncio.to_thread(write_run, config.warehouse_path, service.run)
+
+    app = FastAPI(title="conductor serve", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
+
+    @app.exception_handler(ApiError)
+    async def _api_error(request: Request, exc: ApiError) -> JSONResponse:
+        return error_response(exc)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code)
+        return error_response(ApiError(exc.status_code, str(exc.detail), code=code))
+
+    @app.exception_handler(Exception)
+    async def _crash(request: Request, exc: Exception) -> JSONResponse:
+        log.error("unexpected %s on %s", type(exc).__name__, request.url.path)  # no body, no headers
+        return error_response(ApiError(500, "internal server error", type="server_error", code="internal_error"))
+
+    def authenticate(request: Request) -> str:
+        if keys is None:
+            return "anonymous"
+        header = request.headers.get("authorization", "")
+        scheme, _, token = header.partition(" ")
+        key_id = keys.identify(token.strip()) if scheme.lower() == "bearer" and token.strip() else None
+        if key_id is None:
+            raise ApiError(401, "missing or invalid API key (send `Authorization: Bearer KEY`)",
+                           type="invalid_request_error", code="invalid_api_key")
+        return key_id
+
+    def check_model(model: str) -> None:
+        if model not in models:
+            raise ApiError(404, f"the model {model!r} does not exist; this server serves {', '.join(models)}",
+                           param="model", code="model_not_found")
+
+    def admit(key_id: str) -> None:
+        wait = service.limits.admit(key_id)
+        if wait is not None:
+            raise ApiError(429, f"too many requests for this key; retry after {wait:g}s", type="rate_limit_error",
+                           code="rate_limit_exceeded", retry_after=wait)
+
+    app.add_middleware(RequestMetrics, metrics=service.metrics)
+
+    @app.get("/health")
+    async def health() -> dict[str, Any]:
+        return {"status": "ok", "model": config.model_name, "run_id": service.run.run_id,
+                "in_flight": len(service.in_flight), "staged_traces": service.stager.staged}
+
+    @app.get("/metrics")
+    async def metrics(request: Request) -> Response:
+        authenticate(request)
+        return Response(service.metrics.render(), media_type="text/plain; version=0.0.4")
+
+    @app.get("/v1/models")
+    async def list_models(request: Request) -> dict[str, Any]:
+        authenticate(request)
+        return {"object": "list", "data": [{"id": m, "object": "model", "created": 0, "owned_by": "conductor"}
+                                           for m in models]}
+
+    @app.post("/v1/chat/completions", response_model=None)
+    async def chat(request: Request) -> JSONResponse | StreamingResponse:
+        key_id = authenticate(request)
+        req = parse_body(ChatRequest, await read_body(request, config.max_body_bytes))
+        check_model(req.model)
+        question = chat_question(req)
+        admit(key_id)
+        if req.stream:
+            include_usage = bool(req.stream_options and req.stream_options.include_usage)
+            # started here, not in the generator: a client gone before the first byte still frees its slot
+            events: asyncio.Queue[Event] = asyncio.Queue()
+            task = service.start(question, req.max_usd, key_id, events)
+            return StreamingResponse(stream_chat(task, events, req.model, include_usage),
+                                     media_type="text/event-stream")
+        trace = await asyncio.shield(service.start(question, req.max_usd, key_id))  # a client gone stops nothing
+        return JSONResponse(fmt.chat_completion(trace, req.model, fmt.new_chat_id()))
+
+    @app.post("/v1/responses", response_model=None)
+    async def responses(request: Request) -> JSONResponse | StreamingResponse:
+        key_id = authenticate(request)
+        req = parse_body(ResponsesRequest, await read_body(request, config.max_body_bytes))
+        check_model(req.model)
+        question = responses_question(req)
+        admit(key_id)
+        if req.stream:
+            events: asyncio.Queue[Event] = asyncio.Queue()
+            task = service.start(question, req.max_usd, key_id, events)
+            return StreamingResponse(stream_response(task, events, req.model), media_type="text/event-stream")
+        trace = await asyncio.shield(service.start(question, req.max_usd, key_id))  # a client gone stops nothing
+        return JSONResponse(fmt.response_object(trace, req.model))
+
+    return app

@@ -1,0 +1,65 @@
+"""From a ServeConfig to a running app: resolve the planner, load the pool, open the run."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from importlib.metadata import entry_points
+from pathlib import Path
+
+from fastapi import FastAPI
+
+from conductor.data.bank import sample_problems
+from conductor.planners import SHAPES, ModelPlanner, Planner, TemplatePlanner
+from conductor.workers.pool import Pool
+from conductor.workers.registry import BuildContext
+from server.app import create_app
+from server.config import ServeConfig
+from server.guards import KeyRing
+from server.recording import new_run
+from server.service import Service
+
+# `models:/NAME@ALIAS` -> a local model directory (registry/ provides one; see docs/serve.md).
+ModelResolver = Callable[[str], Path]
+
+
+RESOLVER_GROUP = "conductor.model_resolvers"
+
+
+def installed_resolver() -> ModelResolver | None:
+    """The `models:/` resolver a layer installed (registry/ names a callable `ref -> directory` in
+    the entry-point group `conductor.model_resolvers`, so this package needs no import of it), or None."""
+    found = sorted(entry_points(group=RESOLVER_GROUP), key=lambda ep: ep.name)
+    return found[0].load() if found else None
+
+
+class ServeError(ValueError):
+    """A server that cannot start as asked (bad model reference, pool, keys)."""
+
+
+def resolve_planner(ref: str, resolver: ModelResolver | None = None) -> Planner:
+    """`template:SHAPE` (a stand-in), `models:/...` (through `resolver`) or a model directory."""
+    if ref.startswith("template:") or ref == "template":
+        shape = ref.partition(":")[2] or "fanout"
+        if shape not in SHAPES:
+            raise ServeError(f"unknown template shape {shape!r}; one of {', '.join(SHAPES)}")
+        return TemplatePlanner(shape)  # type: ignore[arg-type]
+    if ref.startswith("models:/"):
+        if resolver is None:
+            raise ServeError(f"{ref} is a registry reference, and no registry is available to resolve it "
+                             f"(nothing in the entry-point group {RESOLVER_GROUP}): pass a model directory instead")
+        path = resolver(ref)
+    else:
+        path = Path(ref)
+    if not (path / "config.json").is_file():
+        raise ServeError(f"{path} is not a model directory (no config.json)")
+    return ModelPlanner.from_directory(path)
+
+
+def build_app(config: ServeConfig, keys: KeyRing | None, *, planner: Planner | None = None,
+              resolver: ModelResolver | None = None) -> FastAPI:
+    planner = planner or resolve_planner(config.model_ref, resolver)
+    pool = Pool.load(config.pool_file, BuildContext(problems=sample_problems()))
+    simulated = any(s.provider == "simulated" for s in pool.specs)
+    run = new_run(f"{getattr(planner, 'name', 'planner')}@serve", simulated,
+                  {"model": config.model_ref, "pool": str(config.pool_file)})
+    return create_app(Service(config, pool, planner, run), keys)

@@ -1,0 +1,34 @@
+"""Prometheus metrics of one server (its own registry, so two servers in a process don't mix)."""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+
+from conductor.trace import Trace
+
+
+class Metrics:
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        r = self.registry
+        self.requests = Counter("conductor_requests", "Requests answered, by endpoint and HTTP status.",
+                                ["endpoint", "status"], registry=r)
+        self.latency = Histogram("conductor_request_latency_seconds", "Wall time of answered requests.",
+                                 ["endpoint"], registry=r,
+                                 buckets=(0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300))
+        self.worker_calls = Counter("conductor_worker_calls", "Model calls made (the Conductor's included).",
+                                    ["worker"], registry=r)
+        self.tokens = Counter("conductor_tokens", "Tokens used by model calls.", ["kind"], registry=r)
+        self.cost = Counter("conductor_cost_usd", "Dollars spent on model calls (known prices only).", registry=r)
+        self.retries = Counter("conductor_call_retries", "Retries of model calls.", registry=r)
+
+    def observe_trace(self, trace: Trace) -> None:
+        for call in trace.all_calls():
+            self.worker_calls.labels(call.worker_id).inc()
+        self.tokens.labels("input").inc(trace.usage.input_tokens)
+        self.tokens.labels("output").inc(trace.usage.output_tokens)
+        self.retries.inc(trace.usage.retries)
+        self.cost.inc(sum(c.usage.cost_usd or 0.0 for c in trace.all_calls()))
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)

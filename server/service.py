@@ -1,0 +1,82 @@
+"""What a request does once admitted: ask the planner for a workflow over the pool, run it,
+and record the trace (staged for the warehouse, counted in the metrics)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from contextvars import copy_context
+
+from conductor.config import ExecutionConfig
+from conductor.executor import plan_and_run
+from conductor.planners import Planner
+from conductor.trace import Trace
+from conductor.types import Task
+from conductor.workers.pool import Pool
+from server.config import ServeConfig
+from server.guards import Limits
+from server.metrics import Metrics
+from server.progress import Event, ReportingPlanner, current_events, reporting_pool
+from server.recording import TraceStager
+from warehouse.records import Run
+
+log = logging.getLogger("conductor.serve")
+
+
+class Service:
+    def __init__(self, config: ServeConfig, pool: Pool, planner: Planner, run: Run) -> None:
+        self.config, self.run = config, run
+        self.pool = reporting_pool(pool)
+        self.planner = ReportingPlanner(planner)
+        self.metrics = Metrics()
+        self.limits = Limits(config.requests_per_minute, config.burst, config.concurrency_per_key)
+        self.stager = TraceStager(config.staging_dir, config.flush_interval_s)
+        self.in_flight: set[asyncio.Task[Trace]] = set()
+
+    def execution_for(self, max_usd: float | None) -> ExecutionConfig:
+        caps = [c for c in (max_usd, self.config.max_usd_cap, self.config.execution.max_usd_per_question)
+                if c is not None]
+        return self.config.execution.model_copy(update={"max_usd_per_question": min(caps) if caps else None})
+
+    async def _solve(self, question: str, max_usd: float | None) -> Trace:
+        task = Task.adhoc(question, source="serve")
+        try:
+            return await asyncio.wait_for(
+                plan_and_run(task, self.pool, self.planner, config=self.execution_for(max_usd),
+                             run_id=self.run.run_id),
+                self.config.request_timeout_s)
+        except TimeoutError:
+            # The calls made so far are lost with the cancelled run; the request itself is kept.
+            return Trace(problem_id=task.id, source=task.source, domain=task.domain, pool=self.pool.ids,
+                         run_id=self.run.run_id, stop_reason=f"request timed out after {self.config.request_timeout_s:g}s",
+                         wall_s=self.config.request_timeout_s)
+
+    def start(self, question: str, max_usd: float | None, key_id: str,
+              events: asyncio.Queue[Event] | None = None) -> asyncio.Task[Trace]:
+        """Start solving in its own task, which records the trace and frees the key's slot when it
+        ends, whether or not the client is still there to read the answer."""
+        ctx = copy_context()
+        ctx.run(current_events.set, events)
+        task = asyncio.get_running_loop().create_task(self._solve(question, max_usd), context=ctx)
+        self.in_flight.add(task)
+        task.add_done_callback(lambda t: self._finished(t, key_id))
+        return task
+
+    def _finished(self, task: asyncio.Task[Trace], key_id: str) -> None:
+        self.in_flight.discard(task)
+        self.limits.release(key_id)
+        if task.cancelled():
+            return
+        if (exc := task.exception()) is not None:
+            log.error("request failed: %s: %s", type(exc).__name__, exc)
+            return
+        trace = task.result()
+        self.stager.add(trace)
+        self.metrics.observe_trace(trace)
+
+    async def drain(self) -> None:
+        """Let requests in flight finish (their traces are recorded), then stage what is left."""
+        if self.in_flight:
+            await asyncio.wait(list(self.in_flight), timeout=self.config.request_timeout_s)
+        await self.stager.stop()
+
