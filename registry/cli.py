@@ -56,6 +56,9 @@ def model_list() -> None:
 
     use_store()
     client = mlflow.MlflowClient()
+    if not client.search_registered_models(f"name='{REGISTERED_MODEL}'"):
+        console.print(f"no registered model {REGISTERED_MODEL!r} yet")
+        return
     aliases: dict[str, list[str]] = {}
     for alias, version in client.get_registered_model(REGISTERED_MODEL).aliases.items():
         aliases.setdefault(str(version), []).append(alias)
@@ -100,7 +103,12 @@ def model_rollback(
     """Move `champion` back to the previous champion; recorded."""
     from registry.promotion import rollback
 
-    _record(rollback(), warehouse_path)
+    try:
+        decision = rollback()
+    except ValueError as exc:
+        console.print(f"error: {exc}")
+        raise typer.Exit(1) from exc
+    _record(decision, warehouse_path)
 
 
 KEY_METRICS = ("eval_accuracy", "accuracy", "reward", "format_rate", "usd_total")
