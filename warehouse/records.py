@@ -107,6 +107,14 @@ class Promotion(BaseModel):
     decided_at: datetime | None = None
     metrics: dict[str, Any] = Field(default_factory=dict)
 
+    @classmethod
+    def from_decision(cls, row: Mapping[str, Any] | BaseModel) -> Promotion:
+        """A promotion gate decision (registry.promotion.Decision, or its `promotion_row()`)
+        as a `promotions` row; the warehouse does not import the registry."""
+        if hasattr(row, "promotion_row"):
+            row = row.promotion_row()
+        return cls.model_validate({k: v for k, v in dict(row).items() if k in cls.model_fields})
+
 
 def _process_started(pid: int) -> float | None:
     """When the process `pid` started (epoch seconds, from /proc); None where that cannot be read."""
