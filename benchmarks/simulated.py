@@ -32,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.report import write_section  # noqa: E402
 from conductor.data.bank import load_problems  # noqa: E402
 from conductor.data.schema import DOMAINS, Problem  # noqa: E402
+from conductor.config import ExecutionConfig  # noqa: E402
 from conductor.executor import execute  # noqa: E402
 from conductor.workers.pool import Pool, read_pool_file  # noqa: E402
 from conductor.workers.registry import BuildContext  # noqa: E402
@@ -91,7 +92,8 @@ class Runner:
         self.calls = 0
 
     async def run(self, wf: Workflow, problem: Problem) -> tuple[bool, float]:
-        trace = await execute(wf, problem, self.pool)
+        # reflect and budget take 6 steps: the 5-step limit is on what the Conductor writes, not on baselines
+        trace = await execute(wf, problem, self.pool, config=ExecutionConfig(max_steps=max(len(wf), 5)))
         self.calls += len(wf)
         return grade(problem, trace.answer), trace.usage.cost_usd
 
