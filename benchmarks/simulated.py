@@ -4,7 +4,9 @@ SIMULATED figures: they describe the environment (docs/simulated.md), never a re
 For each pool (local.yaml, paper-sim.yaml), over the same seeded problems, every workflow run
 through the real executor with real step messages and graded by the real verifiers:
   - each worker alone per domain (on-topic instruction) against its configured skill;
-  - with the domain's best worker: one attempt, 3 attempts + aggregator (4 calls), attempt + verify (2 calls);
+  - with the domain's best worker: one attempt, 3 attempts + aggregator (4 calls), attempt + verify (2 calls),
+    attempt + 5 self-reviews (6 calls, reflect), 5 attempts + vote (6 calls, budget);
+  - cross-review: the domain's second-best worker answers, then reviews itself or is reviewed by the best;
   - the same worker under on-topic, generic (the old template), off-topic, empty, kitchen-sink and
     another domain's instructions;
   - the per-domain oracle router (best worker of each domain) against the best single worker.
@@ -30,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.report import write_section  # noqa: E402
 from conductor.data.bank import load_problems  # noqa: E402
 from conductor.data.schema import DOMAINS, Problem  # noqa: E402
+from conductor.config import ExecutionConfig  # noqa: E402
 from conductor.executor import execute  # noqa: E402
 from conductor.workers.pool import Pool, read_pool_file  # noqa: E402
 from conductor.workers.registry import BuildContext  # noqa: E402
@@ -89,7 +92,8 @@ class Runner:
         self.calls = 0
 
     async def run(self, wf: Workflow, problem: Problem) -> tuple[bool, float]:
-        trace = await execute(wf, problem, self.pool)
+        # reflect and budget take 6 steps: the 5-step limit is on what the Conductor writes, not on baselines
+        trace = await execute(wf, problem, self.pool, config=ExecutionConfig(max_steps=max(len(wf), 5)))
         self.calls += len(wf)
         return grade(problem, trace.answer), trace.usage.cost_usd
 
@@ -116,6 +120,26 @@ def ensemble(i: int) -> Callable[[Problem], Workflow]:
 def verified(i: int) -> Callable[[Problem], Workflow]:
     return lambda p: Workflow(model_id=(i, i), subtasks=(on_topic_instruction(p), on_topic_instruction(p, "verify")),
                               access_list=((), ALL))
+
+
+def self_reviewed(i: int, rounds: int = 5) -> Callable[[Problem], Workflow]:
+    """One attempt, then `rounds` reviews by the same worker, each reading the last (reflect)."""
+    return lambda p: Workflow(model_id=(i,) * (rounds + 1),
+                              subtasks=(on_topic_instruction(p), *[on_topic_instruction(p, "verify")] * rounds),
+                              access_list=((), *[(k,) for k in range(rounds)]))
+
+
+def cross_reviewed(i: int, j: int) -> Callable[[Problem], Workflow]:
+    """Worker i attempts, a different worker j reviews."""
+    return lambda p: Workflow(model_id=(i, j), subtasks=(on_topic_instruction(p), on_topic_instruction(p, "verify")),
+                              access_list=((), ALL))
+
+
+def voted(i: int, samples: int = 5) -> Callable[[Problem], Workflow]:
+    """`samples` attempts by the same worker, then it settles them (budget)."""
+    return lambda p: Workflow(model_id=(i,) * (samples + 1),
+                              subtasks=(*[on_topic_instruction(p)] * samples, on_topic_instruction(p, "combine")),
+                              access_list=(*[()] * samples, ALL))
 
 
 def pct(x: float) -> str:
@@ -146,20 +170,42 @@ async def bench_pool(name: str, path: str, problems: list[Problem]) -> str:
     # the environment knows every worker's skill: the oracle routes by it (not by a noisy measurement)
     skill = {(i, d): SimulatedOptions.model_validate(s.options).skill_for(d, "") for i, s in enumerate(specs) for d in domains}
     best = {d: max(range(len(specs)), key=lambda i, d=d: skill[i, d]) for d in domains}
-    rows = ["| domain (best worker) | 1 attempt (1 call) | 3 attempts + aggregator (4 calls) | attempt + verify (2 calls) |",
-            "|---|---|---|---|"]
-    strat: dict[str, list[float]] = {"one": [], "ens": [], "ver": []}
+    second = {d: max((i for i in range(len(specs)) if i != best[d]), key=lambda i, d=d: skill[i, d]) for d in domains}
+    rows = ["| domain (best worker) | 1 attempt (1 call) | 3 attempts + aggregator (4 calls) | attempt + verify (2 calls) "
+            "| attempt + 5 self-reviews (6 calls) | 5 attempts + vote (6 calls) |",
+            "|---|---|---|---|---|---|"]
+    strat: dict[str, list[float]] = {"one": [], "ens": [], "ver": [], "self5": [], "vote5": []}
     for d in domains:
         i = best[d]
         one, c1 = await runner.many(single(i), by_domain[d])
         ens, c4 = await runner.many(ensemble(i), by_domain[d])
         ver, c2 = await runner.many(verified(i), by_domain[d])
-        strat["one"].append(one)
-        strat["ens"].append(ens)
-        strat["ver"].append(ver)
-        rows.append(f"| {d} ({specs[i].id}) | {pct(one)} (${c1:.4f}) | {pct(ens)} (${c4:.4f}) | {pct(ver)} (${c2:.4f}) |")
-    rows.append(f"| mean | {pct(mean(strat['one']))} | {pct(mean(strat['ens']))} | {pct(mean(strat['ver']))} |")
-    out += ["Strategies with each domain's best worker: accuracy % (mean simulated $ per question).\n", *rows, ""]
+        self5, c6 = await runner.many(self_reviewed(i), by_domain[d])
+        vote5, c6v = await runner.many(voted(i), by_domain[d])
+        for key, value in (("one", one), ("ens", ens), ("ver", ver), ("self5", self5), ("vote5", vote5)):
+            strat[key].append(value)
+        rows.append(f"| {d} ({specs[i].id}) | {pct(one)} (${c1:.4f}) | {pct(ens)} (${c4:.4f}) | {pct(ver)} (${c2:.4f}) "
+                    f"| {pct(self5)} (${c6:.4f}) | {pct(vote5)} (${c6v:.4f}) |")
+    rows.append("| mean | " + " | ".join(pct(mean(strat[k])) for k in ("one", "ens", "ver", "self5", "vote5")) + " |")
+    out += ["Strategies with each domain's best worker: accuracy % (mean simulated $ per question). "
+            "Self-review: the worker checks and revises its own answer, each round reading the last (reflect); "
+            "a worker's judgement of a problem is mostly fixed (`review_fresh`), so rounds 2-5 add little.\n", *rows, ""]
+
+    rows = ["| domain (solver -> reviewer) | attempt (1 call) | + self-review (2 calls) | + review by the other worker (2 calls) "
+            "| + 5 self-reviews (6 calls) |", "|---|---|---|---|---|"]
+    cross: dict[str, list[float]] = {"one": [], "self1": [], "cross": [], "self5": []}
+    for d in domains:
+        i, j = second[d], best[d]  # the second-best worker answers; the best one reviews it
+        one, _ = await runner.many(single(i), by_domain[d])
+        self1, _ = await runner.many(verified(i), by_domain[d])
+        crossed, _ = await runner.many(cross_reviewed(i, j), by_domain[d])
+        self5, _ = await runner.many(self_reviewed(i), by_domain[d])
+        for key, value in (("one", one), ("self1", self1), ("cross", crossed), ("self5", self5)):
+            cross[key].append(value)
+        rows.append(f"| {d} ({specs[i].id} -> {specs[j].id}) | {pct(one)} | {pct(self1)} | {pct(crossed)} | {pct(self5)} |")
+    rows.append("| mean | " + " | ".join(pct(mean(cross[k])) for k in ("one", "self1", "cross", "self5")) + " |")
+    out += ["Cross-review against self-review: each domain's second-best worker answers; it reviews itself, "
+            "or the domain's best worker reviews it: accuracy %.\n", *rows, ""]
 
     rows = ["| instruction | " + " | ".join(domains) + " | mean |", "|---|" + "---|" * (len(domains) + 1)]
     for label, instruction in INSTRUCTIONS.items():
@@ -177,6 +223,8 @@ async def bench_pool(name: str, path: str, problems: list[Problem]) -> str:
         f"| per-domain oracle router | {pct(oracle)} |",
         f"| oracle router + 3 attempts + aggregator | {pct(mean(strat['ens']))} |",
         f"| oracle router + attempt + verify | {pct(mean(strat['ver']))} |",
+        f"| oracle router + attempt + 5 self-reviews | {pct(mean(strat['self5']))} |",
+        f"| oracle router + 5 attempts + vote | {pct(mean(strat['vote5']))} |",
         "",
         f"_{runner.calls:,} simulated calls in {time.perf_counter() - t0:.0f} s._\n",
     ]

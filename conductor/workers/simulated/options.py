@@ -51,6 +51,12 @@ class SimulatedOptions(BaseModel):
         description="A reviewing step's own judgement finds the right answer with refine x P(solve): "
         "it fixes a wrong answer, or breaks a tie between seen answers, with that probability.",
     )
+    review_fresh: float = Field(
+        default=0.1, ge=0, le=1,
+        description="Share of a reviewing step's judgement drawn fresh on each call (sampling temperature); "
+        "the rest is this worker's fixed judgement of the problem, so asking the same worker to review "
+        "again rarely finds what it missed before. 1 gives independent reviews (the old model).",
+    )
     slip: float = Field(
         default=0.05, ge=0, le=1,
         description="A reviewing step drops a right answer with slip x (1 - P(solve)).",

@@ -129,12 +129,22 @@ class SimulatedWorker:
             return gold, True
         return self._wrong(problem, rng), False
 
+    def _judgement(self, problem: Problem, rng: random.Random) -> float:
+        """The uniform a review's own judgement is compared with: with probability `review_fresh` a
+        fresh draw (sampling), else this worker's fixed draw for this problem, the same on every call.
+        Uniform either way, so one review finds the right answer with refine x p as before; repeated
+        reviews by one worker agree, reviews by different workers stay independent."""
+        o = self.options
+        if rng.random() < o.review_fresh:
+            return rng.random()
+        return unit("review-judgement", f"{self.spec.id}:{o.seed}", problem.id)
+
     def _review(self, problem: Problem, seen: list[str], p: float, rng: random.Random) -> tuple[str | None, bool]:
         """Plurality over the seen answers (all right ones count as one), plus the step's own
         judgement: it finds the right answer with refine x p, worth OWN_VOTE of a vote."""
         o = self.options
         gold = gold_answer(problem)
-        own_right = gold is not None and rng.random() < o.refine * p
+        own_right = gold is not None and self._judgement(problem, rng) < o.refine * p
         votes: Counter[str] = Counter()
         for i, a in enumerate(seen):
             if is_right(problem, a):
