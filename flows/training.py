@@ -17,7 +17,7 @@ def training_flow(output_dir: str, profile: str = "local", chunk_steps: int = 50
     config = config_for(profile, output_dir, overrides)
     # Each chunk saves at its end, whatever the profile's save_steps.
     overrides["save_steps"] = min(config.save_steps, chunk_steps) if config.save_steps else chunk_steps
-    train, held_out = problems_task(config.eval_fraction, config.train_seed)
+    train, held_out = problems_task(config)
     model = warm_start_task(profile, output_dir, overrides, train)
     chunks = []
     for until in range(chunk_steps, config.max_steps + chunk_steps, chunk_steps):

@@ -5,17 +5,26 @@ a retried chunk resumes where the failed attempt last saved instead of starting 
 
 from __future__ import annotations
 
+import os
+import socket
+import uuid
 from dataclasses import asdict
+from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
+from conductor.config import load_settings
 from conductor.data.schema import Problem
+from conductor.trace import Trace
 from conductor.training.config import ConductorTrainingConfig, profile_config
 from conductor.training.grpo import TrainResult, train_grpo
-from conductor.training.pipeline import ensure_model
-from conductor.training.problems import local_problems, split_problems
+from conductor.training.pipeline import ensure_model, training_split
+from warehouse.records import Run
+from warehouse.staging import ingest_staged, stage_traces
+from warehouse.store import TraceStore
 
 
 def config_for(profile: str, output_dir: str, overrides: dict[str, Any]) -> ConductorTrainingConfig:
@@ -23,8 +32,9 @@ def config_for(profile: str, output_dir: str, overrides: dict[str, Any]) -> Cond
 
 
 @task(name="training-problems", cache_policy=NO_CACHE)
-def problems_task(eval_fraction: float, seed: int) -> tuple[list[Problem], list[Problem]]:
-    return split_problems(local_problems("train"), eval_fraction, seed=seed)
+def problems_task(config: ConductorTrainingConfig) -> tuple[list[Problem], list[Problem]]:
+    """(train, validation) of the generated bank (its held-out split is left for evaluation)."""
+    return training_split(config)
 
 
 @task(name="warm-start", cache_policy=NO_CACHE, retries=1)
@@ -59,3 +69,82 @@ def register_task(params: dict[str, Any], chunks: list[dict[str, Any]]) -> dict[
                             summary={"usd_total": last["usd"], "calls_total": last["calls"], "steps_done": last["steps"]})
     return {"run_id": logged.run_id, "model_uri": logged.model.model_uri if logged.model else "",
             "version": logged.model.version if logged.model else ""}
+
+
+class WarehouseSink:
+    """The reward's `sink(trace, step)`, wired to the warehouse: each training step's rollouts
+    (every round, with the run id) are staged as one atomic batch and ingested, and the step's
+    curve (reward, accuracy, parse_rate, mean_steps, cost_usd over its first-round rollouts)
+    goes to `training_metrics`, which `v_training_curves` reads. The run is a `runs` row of kind
+    `train`; its id is the MLflow run id when the rollouts carry one (the tracker passes it to
+    the reward), and that id is also its `mlflow_run_id`. `close()` flushes the last step and
+    marks the run finished (or failed). `step` is the trainer's step when the rollouts were
+    generated (0 = before the first update)."""
+
+    def __init__(self, warehouse_path: str | Path, staging_dir: str | Path, *, run_id: str | None = None,
+                 params: dict[str, Any] | None = None, simulated: bool | None = None, method: str = "conductor-grpo") -> None:
+        self.warehouse_path, self.staging_dir = Path(warehouse_path), Path(staging_dir)
+        self.run_id, self.params, self.simulated, self.method = run_id, dict(params or {}), simulated, method
+        self.steps_written: list[int] = []
+        self._buffer: list[Trace] = []
+        self._step: int | None = None
+        self._mlflow_run_id: str | None = None
+        self._started_at = datetime.now(timezone.utc)
+
+    @classmethod
+    def for_settings(cls, params: dict[str, Any] | None = None, simulated: bool | None = None) -> WarehouseSink:
+        """The sink `conductor train` finds through the `conductor.training_sinks` entry point."""
+        settings = load_settings()
+        return cls(settings.warehouse_path, settings.home / "staging", params=params, simulated=simulated)
+
+    def __call__(self, trace: Trace, step: int) -> None:
+        if self.run_id is None:
+            self.run_id = trace.run_id or f"train-{uuid.uuid4().hex[:12]}"
+            self._mlflow_run_id = trace.run_id  # the tracker's run id reached the reward
+        if trace.run_id is None:
+            trace.run_id = self.run_id
+        if self._step is not None and step != self._step and self._buffer:
+            self.flush()
+        self._step = step
+        self._buffer.append(trace)
+
+    def _run_row(self, status: str) -> Run:
+        done = status != "running"
+        return Run(run_id=self.run_id or "", kind="train", method=self.method, simulated=self.simulated, status=status,
+                   host=socket.gethostname(), pid=os.getpid(), started_at=self._started_at,
+                   finished_at=datetime.now(timezone.utc) if done else None, params=self.params,
+                   mlflow_run_id=self._mlflow_run_id)
+
+    def flush(self) -> None:
+        if not self._buffer or self.run_id is None or self._step is None:
+            return
+        traces, step = self._buffer, self._step
+        self._buffer = []
+        stage_traces(self.staging_dir, traces, batch_id=f"{self.run_id}-step{step}")
+        with TraceStore(self.warehouse_path) as store:
+            if not self.steps_written:
+                store.write_runs([self._run_row("running")])
+            ingest_staged(store, self.staging_dir)
+            store.write_training_metrics(self.run_id, step, step_curve(traces))
+        self.steps_written.append(step)
+
+    def close(self, status: str = "finished") -> None:
+        self.flush()
+        if self.run_id is None:
+            return
+        with TraceStore(self.warehouse_path) as store:
+            store.write_runs([self._run_row(status)])
+
+
+def step_curve(traces: list[Trace]) -> dict[str, float]:
+    """One step's curve from its first-round rollouts (second rounds only feed the blend)."""
+    firsts = [t for t in traces if t.parent_trace_id is None] or traces
+    n = len(firsts)
+    return {
+        "reward": sum(t.reward or 0.0 for t in firsts) / n,
+        "accuracy": sum(bool(t.verdict and t.verdict.correct) for t in firsts) / n,
+        "parse_rate": sum(t.parse_status == "ok" for t in firsts) / n,
+        "mean_steps": sum(len(t.workflow) if t.workflow else 0 for t in firsts) / n,
+        "cost_usd": sum(t.usage.cost_usd or 0.0 for t in traces),
+        "rollouts": float(n),
+    }
