@@ -135,7 +135,8 @@ def local_profile(output_dir: str | Path, **overrides: Any) -> ConductorTraining
         "activation_checkpointing": False,  # no gain on CPU, and it slows the tiny model
         "use_cpu": True,
         "bf16": False,
-        "sft_epochs": 3.0,  # 256 problems x 4 copies: more problems, fewer passes than the prototype
+        "sft_epochs": 6.0,  # 256 problems x 2 copies x 6 epochs (~190 SFT steps, like the prototype's)
+        "sft_copies": 2,
         "eval_every": 25,
         "early_stopping_patience": 3,
         "disable_tqdm": True,

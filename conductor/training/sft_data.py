@@ -19,6 +19,7 @@ from conductor.prompts import SYSTEM, pool_section
 from conductor.training.dataset import PoolSampling, PromptRow, build_rows, row_messages
 from conductor.workers.pool import Pool
 from conductor.workers.simulated.instructions import on_topic_instruction
+from conductor.workers.simulated.instructions import subject_of as instruction_subject
 from conductor.workflow import ALL, Workflow, render
 
 def solve_instruction(problem: Problem) -> str:
@@ -84,8 +85,15 @@ def tokenizer_corpus(problems: Sequence[Problem], pool: Pool, *, seed: int = 0, 
     # most of every prompt. Instruction templates follow; subjects and questions stay sub-word.
     prompt_text = [SYSTEM.format(max_steps=5, examples="(none)"), RECURSION_INSTRUCTION]
     prompt_text += [f"Model {i}: {s.description}" for i, s in enumerate(pool.specs)]
-    # The instructions SFT writes (one per domain, role and subject): their fixed parts merge.
-    templates = sorted({f(p) for p in problems for f in (solve_instruction, check_instruction)})
+    # The fixed parts of the instructions SFT writes, cut at the subject: they merge into a few
+    # tokens each, while subjects stay sub-word (a whole instruction per subject as one token
+    # would be a token the model must learn per subject, and cannot write for a new one).
+    pieces: set[str] = set()
+    for p in problems:
+        subject = instruction_subject(p)
+        for text in (solve_instruction(p), check_instruction(p)):
+            pieces.update(part for part in (text.split(f"{subject} ") if subject else [text]) if part)
+    templates = sorted(pieces)
     corpus = prompt_text * (4 * repeats) + templates * repeats
     corpus += ["model_id = [", 'subtasks = ["', "access_list = [", '[], "all"]', "[[]]"] * repeats
     corpus += [p.question for p in problems]
