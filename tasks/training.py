@@ -47,16 +47,21 @@ def warm_start_task(profile: str, output_dir: str, overrides: dict[str, Any], tr
       task_run_name="grpo-to-step-{until_step}")
 def grpo_chunk_task(profile: str, output_dir: str, overrides: dict[str, Any], model: str, until_step: int,
                     train: list[Problem], held_out: list[Problem], run_id: str | None = None) -> dict[str, Any]:
+    """GRPO up to `until_step`; with a `run_id`, every rollout goes to the warehouse under it."""
     config = config_for(profile, output_dir, {**overrides, "model_name_or_path": model, "max_steps": until_step})
-    result: TrainResult = train_grpo(config, train, held_out, resume=True, run_id=run_id)
+    sink = WarehouseSink.for_settings(run_id=run_id) if run_id else None
+    result: TrainResult = train_grpo(config, train, held_out, resume=True, run_id=run_id, sink=sink)
+    if sink is not None:
+        sink.flush()  # the run stays `running` until register_task closes it
     out = asdict(result)
     out["model_dir"] = str(result.model_dir)
     return out
 
 
 @task(name="register-model", cache_policy=NO_CACHE, retries=1)
-def register_task(params: dict[str, Any], chunks: list[dict[str, Any]]) -> dict[str, str]:
-    """One MLflow run for the whole training: every chunk's steps, the last chunk's model."""
+def register_task(params: dict[str, Any], chunks: list[dict[str, Any]], run_id: str | None = None) -> dict[str, str]:
+    """One MLflow run for the whole training: every chunk's steps, the last chunk's model; the
+    warehouse run `run_id` (when given) gets its MLflow run id and is marked finished."""
     from registry.runs import TrainingRun
 
     last = chunks[-1]
@@ -67,6 +72,8 @@ def register_task(params: dict[str, Any], chunks: list[dict[str, Any]]) -> dict[
             run.log_step(row)
         logged = run.finish(last["model_dir"], history=history, eval_history=evals, samples=last["samples"],
                             summary={"usd_total": last["usd"], "calls_total": last["calls"], "steps_done": last["steps"]})
+    if run_id:
+        WarehouseSink.for_settings(run_id=run_id).close("finished", mlflow_run_id=logged.run_id)
     return {"run_id": logged.run_id, "model_uri": logged.model.model_uri if logged.model else "",
             "version": logged.model.version if logged.model else ""}
 
@@ -92,10 +99,11 @@ class WarehouseSink:
         self._started_at = datetime.now(timezone.utc)
 
     @classmethod
-    def for_settings(cls, params: dict[str, Any] | None = None, simulated: bool | None = None) -> WarehouseSink:
+    def for_settings(cls, params: dict[str, Any] | None = None, simulated: bool | None = None,
+                     run_id: str | None = None) -> WarehouseSink:
         """The sink `conductor train` finds through the `conductor.training_sinks` entry point."""
         settings = load_settings()
-        return cls(settings.warehouse_path, settings.home / "staging", params=params, simulated=simulated)
+        return cls(settings.warehouse_path, settings.home / "staging", params=params, simulated=simulated, run_id=run_id)
 
     def __call__(self, trace: Trace, step: int) -> None:
         if self.run_id is None:
@@ -128,10 +136,11 @@ class WarehouseSink:
             store.write_training_metrics(self.run_id, step, step_curve(traces))
         self.steps_written.append(step)
 
-    def close(self, status: str = "finished") -> None:
+    def close(self, status: str = "finished", *, mlflow_run_id: str | None = None) -> None:
         self.flush()
         if self.run_id is None:
             return
+        self._mlflow_run_id = mlflow_run_id or self._mlflow_run_id
         with TraceStore(self.warehouse_path) as store:
             store.write_runs([self._run_row(status)])
 
