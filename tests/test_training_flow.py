@@ -6,8 +6,9 @@ from __future__ import annotations
 import mlflow
 
 from conductor.training.config import local_profile
-from conductor.training.problems import local_problems, split_problems
+from conductor.training.problems import bank_splits, take_per_domain
 from conductor.training.warm import warm_started_tiny
+from warehouse.store import TraceStore
 
 
 def test_training_flow_runs_chunks_and_registers(tmp_path, prefect_harness, monkeypatch) -> None:
@@ -15,9 +16,9 @@ def test_training_flow_runs_chunks_and_registers(tmp_path, prefect_harness, monk
 
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
-    train, _ = split_problems(local_problems("train"), 0.25, seed=0)
-    model = warm_started_tiny(local_profile(tmp_path / "warm", sft_epochs=2.0), train, copies=2, hidden_size=32,
-                              num_hidden_layers=1)
+    train = take_per_domain(bank_splits().train, 16)
+    model = warm_started_tiny(local_profile(tmp_path / "warm", sft_epochs=2.0, sft_problems=16), train, copies=2,
+                              hidden_size=32, num_hidden_layers=1)
     overrides = {"model_name_or_path": str(model), "max_steps": 2, "per_device_train_batch_size": 4,
                  "num_generations": 2, "max_completion_length": 32, "eval_every": 0, "early_stopping_patience": 0}
     out = tmp_path / "run"
@@ -27,3 +28,10 @@ def test_training_flow_runs_chunks_and_registers(tmp_path, prefect_harness, monk
     client = mlflow.MlflowClient(uri)
     assert len(client.get_metric_history(registered["run_id"], "reward")) == 2
     assert str(client.get_model_version_by_alias("conductor", "challenger").version) == registered["version"]
+    # Both chunks' rollouts are in the warehouse under one finished `train` run with the MLflow id.
+    with TraceStore(prefect_harness / "warehouse.duckdb", read_only=True) as store:
+        rows = store.query("SELECT run_id, status FROM runs WHERE kind = 'train' AND mlflow_run_id = ?",
+                           [registered["run_id"]]).to_pylist()
+        assert len(rows) == 1 and rows[0]["status"] == "finished"
+        n = store.query("SELECT count(*) AS n FROM traces WHERE run_id = ?", [rows[0]["run_id"]]).to_pylist()
+        assert n == [{"n": 2 * 4}]

@@ -1,6 +1,8 @@
-"""Real GRPO steps of the tiny model (TRL GRPOTrainer, the simulated pool): the weights change,
-the run logs to a real MLflow SQLite store and registers `conductor@challenger`, a run resumes
-from its checkpoint, and the dollar budget stops it cleanly at a checkpoint."""
+"""Real GRPO steps of the tiny model (TRL GRPOTrainer, the simulated pool, generated-bank
+problems): the weights change, the run logs to a real MLflow SQLite store and registers
+`conductor@challenger`, its rollouts reach a real DuckDB warehouse (`v_training_curves`), the
+registered model answers through `conductor ask --conductor models:/conductor@challenger`, a run
+resumes from its checkpoint, and the dollar budget stops it cleanly at a checkpoint."""
 
 from __future__ import annotations
 
@@ -14,12 +16,16 @@ import torch
 from conductor.training.config import local_profile
 from conductor.training.grpo import last_checkpoint, train_grpo
 from conductor.training.pipeline import run_training
-from conductor.training.problems import local_problems, split_problems
+from conductor.training.problems import bank_splits, take_per_domain
 from conductor.training.warm import warm_started_tiny
 from registry.runs import TrainingRun
+from tasks.training import WarehouseSink
+from warehouse.store import TraceStore
 
-SMALL = {"per_device_train_batch_size": 8, "num_generations": 4, "max_completion_length": 48, "eval_every": 0,
-         "early_stopping_patience": 0, "save_steps": 1}
+# temperature 0.5: the briefly trained fixture model samples parseable workflows at 0.5 but rarely
+# at the profile's 1.0 (all-zero rewards give zero advantages: no update to see).
+SMALL = {"per_device_train_batch_size": 8, "num_generations": 4, "max_completion_length": 64, "eval_every": 0,
+         "early_stopping_patience": 0, "save_steps": 1, "temperature": 0.5}
 
 
 @pytest.fixture(scope="module")
@@ -27,9 +33,11 @@ def warm(tmp_path_factory) -> tuple[Path, list, list]:
     """A briefly warm-started small tiny model: its outputs parse sometimes, so rewards vary
     within a group (all-equal rewards would give zero advantages and no update)."""
     out = tmp_path_factory.mktemp("warm")
-    train, held_out = split_problems(local_problems("train"), 0.25, seed=0)
-    config = local_profile(out, sft_epochs=8.0)
-    model_dir = warm_started_tiny(config, train, copies=6, hidden_size=64, num_hidden_layers=2)
+    splits = bank_splits()
+    train, held_out = take_per_domain(splits.train, 48), take_per_domain(splits.validation, 8)
+    # Small: 48 problems x 4 copies x 8 epochs on a 2-layer width-64 model (about a minute quiet).
+    config = local_profile(out, sft_epochs=8.0, sft_problems=48, sft_copies=4)
+    model_dir = warm_started_tiny(config, train, hidden_size=64, num_hidden_layers=2)
     return model_dir, train, held_out
 
 
@@ -44,8 +52,15 @@ def test_grpo_steps_change_weights_and_log_to_mlflow(tmp_path, warm, monkeypatch
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
     sunk = []
+    warehouse = WarehouseSink(tmp_path / "wh.duckdb", tmp_path / "staging", simulated=True)
+
+    def sink(trace, step) -> None:  # noqa: ANN001
+        sunk.append(step)
+        warehouse(trace, step)
+
     config = local_profile(tmp_path / "run", model_name_or_path=str(model_dir), max_steps=2, **SMALL)
-    outcome = run_training(config, [*train, *held_out], sink=lambda t, step: sunk.append(step), tracker=TrainingRun)
+    outcome = run_training(config, [*train, *held_out], sink=sink, tracker=TrainingRun)
+    warehouse.close()
     result = outcome.result
     assert result.steps == 2 and result.stop_reason == "max_steps"
     before, after = _weights(model_dir), _weights(tmp_path / "run" / "model")
@@ -60,6 +75,26 @@ def test_grpo_steps_change_weights_and_log_to_mlflow(tmp_path, warm, monkeypatch
     assert "eval_accuracy" in run.data.metrics
     version = client.get_model_version_by_alias("conductor", "challenger")
     assert version.run_id == outcome.tracking_run_id
+    # Every rollout is in the warehouse, under a `train` run carrying the MLflow run id, and the
+    # run's curve (one row per step) is in v_training_curves.
+    with TraceStore(tmp_path / "wh.duckdb", read_only=True) as store:
+        run_row = store.query("SELECT kind, status, mlflow_run_id, simulated FROM runs").to_pylist()
+        assert run_row == [{"kind": "train", "status": "finished", "mlflow_run_id": outcome.tracking_run_id,
+                            "simulated": True}]
+        n = store.query("SELECT count(*) AS n FROM traces WHERE run_id = ?", [outcome.tracking_run_id]).to_pylist()
+        assert n == [{"n": 16}]
+        curve = store.query("SELECT step, reward, parse_rate FROM v_training_curves WHERE run_id = ? ORDER BY step",
+                            [outcome.tracking_run_id]).to_pylist()
+        assert [r["step"] for r in curve] == [0, 1] and all(0 <= r["parse_rate"] <= 1 for r in curve)
+    # The registered model answers through the library CLI, resolved by registry/'s entry point.
+    from typer.testing import CliRunner
+
+    from conductor.cli import app
+
+    question = held_out[0].question
+    res = CliRunner().invoke(app, ["ask", "--conductor", "models:/conductor@challenger", "--json", question])
+    assert res.exit_code == 0, res.output
+    assert '"conductor_output"' in res.output and '"parse_status"' in res.output
 
 
 def test_resume_continues_from_the_last_checkpoint(tmp_path, warm) -> None:

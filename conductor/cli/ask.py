@@ -12,7 +12,7 @@ from conductor.cli.render import trace_view
 from conductor.config import load_settings
 from conductor.data.bank import sample_problems
 from conductor.data.schema import DOMAINS
-from conductor.executor import execute
+from conductor.executor import execute, plan_and_run
 from conductor.planners import template_workflow, worker_indices
 from conductor.trace import Trace
 from conductor.types import Task
@@ -39,6 +39,13 @@ def ask(
     ),
     domain: str = typer.Option("freeform", help=f"Answer kind for a question not in the sample set: {', '.join(DOMAINS)}."),
     as_json: bool = typer.Option(False, "--json", help="Print the whole trace as JSON."),
+    conductor: str = typer.Option(
+        None, "--conductor", help="A trained Conductor writes the workflow: a model directory or a models:/ URI "
+        "(e.g. models:/conductor@challenger, resolved by the installed model registry)."
+    ),
+    few_shot: bool = typer.Option(
+        False, "--few-shot/--no-few-shot", help="Put the example workflows in the Conductor's prompt (as it was trained)."
+    ),
 ) -> None:
     """Run a workflow (yours, or a default one) over a pool and show each step and the answer.
 
@@ -46,6 +53,8 @@ def ask(
     workers know the sample problems' answers; other questions get a placeholder answer.
     """
     settings = load_settings()
+    if plan is not None and conductor is not None:
+        raise typer.BadParameter("--plan and --conductor are exclusive")
     with user_errors(PoolError, ValueError):
         if domain not in DOMAINS:
             raise ValueError(f"--domain must be one of {', '.join(DOMAINS)}")
@@ -58,11 +67,18 @@ def ask(
             if isinstance(result, ParseError):
                 raise ValueError(f"plan is not a valid workflow ({result})")
             workflow = result
-        else:
+        elif conductor is None:
             workflow = default_workflow(pool)
+        if conductor is not None:
+            from conductor.models.resolve import resolve_conductor
+            from conductor.planners import ModelPlanner
+
+            planner = ModelPlanner.from_directory(resolve_conductor(conductor))
 
     async def run() -> Trace:
         async with pool:
+            if conductor is not None:
+                return await plan_and_run(task, pool, planner, config=settings.execution, examples=few_shot)
             return await execute(workflow, task, pool, config=settings.execution)
 
     trace = asyncio.run(run())

@@ -26,14 +26,16 @@ def init(
     from conductor.training.config import DEFAULT_POOL, local_profile
     from conductor.training.dataset import training_pool
     from conductor.training.base_model import init_tiny_conductor
-    from conductor.training.problems import local_problems, split_problems
+    from conductor.training.pipeline import training_split
+    from conductor.training.problems import take_per_domain
     from conductor.training.warm import warm_started_tiny
 
     config = local_profile(directory, pool_file=str(pool_file or DEFAULT_POOL), seed=seed)
-    train, _ = split_problems(local_problems("train"), config.eval_fraction, seed=config.train_seed)
+    train, _ = training_split(config)  # the generated bank's train split
     if sft:
         path = warm_started_tiny(config, train)
     else:
+        train = take_per_domain(train, config.sft_problems, seed=seed)
         path = init_tiny_conductor(Path(directory) / "base", train, training_pool(config.pool_file, train), seed=seed)
     console.print(f"model: {path}")
 

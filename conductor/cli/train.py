@@ -20,6 +20,8 @@ def train(
     resume: bool = typer.Option(False, "--resume", help="Continue from the last checkpoint in the run directory."),
     max_usd: float = typer.Option(None, "--max-usd", help="Stop cleanly (with a checkpoint) past this worker spend."),
     track: bool = typer.Option(True, help="Log the run to MLflow and register the model (when registry/ is installed)."),
+    warehouse: bool = typer.Option(True, help="Send every rollout to the warehouse (when its sink is installed)."),
+    compare: int = typer.Option(96, help="Held-out bank problems to compare the model with each single worker on (0: skip)."),
 ) -> None:
     """Warm-start (local profile) and GRPO-train the Conductor; log it to MLflow as a new
     `conductor` version with alias `challenger`. Simulated-pool numbers describe the simulation."""
@@ -41,10 +43,25 @@ def train(
         console.print(f"  {line}")
     if estimate_only:
         return
-    _run(config, resume=resume, track=track)
+    _run(config, resume=resume, track=track, warehouse=warehouse, compare=compare)
 
 
-def _run(config, *, resume: bool, track: bool) -> None:  # noqa: ANN001
+def _sink(config):  # noqa: ANN001, ANN202
+    """The warehouse's rollout sink, found through the `conductor.training_sinks` entry point."""
+    from importlib.metadata import entry_points
+
+    import yaml
+
+    # The run is labelled simulated when any worker of its pool is (its figures describe the simulation).
+    simulated = "simulated" in str(yaml.safe_load(Path(config.pool_file).read_text()))
+    for ep in entry_points(group="conductor.training_sinks"):
+        if ep.name == "warehouse":
+            return ep.load()(params={"profile_output_dir": config.output_dir, "max_steps": config.max_steps,
+                                     "learning_rate": config.learning_rate, "seed": config.seed}, simulated=simulated)
+    return None
+
+
+def _run(config, *, resume: bool, track: bool, warehouse: bool, compare: int) -> None:  # noqa: ANN001
     from tqdm import tqdm
 
     from conductor.training.pipeline import run_training
@@ -59,7 +76,15 @@ def _run(config, *, resume: bool, track: bool) -> None:  # noqa: ANN001
         bar.refresh()
 
     tracker = discover_tracker() if track else None
-    outcome = run_training(config, resume=resume, on_step=on_step, tracker=tracker)
+    sink = _sink(config) if warehouse else None
+    try:
+        outcome = run_training(config, resume=resume, on_step=on_step, tracker=tracker, sink=sink)
+    except BaseException:
+        if sink is not None:
+            sink.close("failed")
+        raise
+    if sink is not None:
+        sink.close("finished")
     bar.close()
     r = outcome.result
     console.print(f"stopped: {r.stop_reason} after {r.steps} steps, {r.wall_s:.0f} s; worker spend ${r.usd:.2f} "
@@ -71,6 +96,21 @@ def _run(config, *, resume: bool, track: bool) -> None:  # noqa: ANN001
         console.print(f"MLflow run: {outcome.tracking_run_id}")
     if outcome.registered is not None:
         console.print(f"registered: {outcome.registered.model_uri} (version {outcome.registered.version})")
+    if sink is not None and sink.run_id:
+        console.print(f"rollouts: warehouse run {sink.run_id} ({len(sink.steps_written)} steps in v_training_curves)")
+    if compare > 0:
+        _compare(config, r.model_dir, compare)
+
+
+def _compare(config, model_dir, n: int) -> None:  # noqa: ANN001
+    from conductor.training.compare import baselines, comparison_lines, evaluate_model_dir
+    from conductor.training.problems import bank_splits, take_per_domain
+
+    test = take_per_domain(bank_splits(n=config.bank_size).test, n, seed=0)
+    base = baselines(test, config.pool_file)
+    trained = evaluate_model_dir(model_dir, base, max_new_tokens=config.max_completion_length or 256)
+    for line in comparison_lines(trained, base):
+        console.print(line)
 
 
 def register(app: typer.Typer) -> None:

@@ -81,6 +81,22 @@ class ConductorTrainingConfig(GRPOConfig):
         default=0.0, metadata={"help": "Epochs of the SFT warm start on generated workflows before GRPO (0: none)."}
     )
     sft_learning_rate: float = field(default=3e-3, metadata={"help": "Learning rate of the SFT warm start."})
+    sft_problems: int = field(
+        default=256,
+        metadata={"help": "How many training problems (spread over the domains) the SFT warm start and the tiny "
+                  "tokenizer see; SFT teaches the format, so a few hundred suffice and keep it short."},
+    )
+    sft_copies: int = field(
+        default=4, metadata={"help": "SFT examples per problem, each with its own offered pool and random workers."}
+    )
+    bank_size: int = field(
+        default=2400, metadata={"help": "Problems in the generated bank training draws from (when no problems are given)."}
+    )
+    validation_problems: int = field(
+        default=48,
+        metadata={"help": "Problems of the bank's train split set aside for early stopping (the bank's held-out "
+                  "split is never selected on)."},
+    )
 
 
 def _has_cuda() -> bool:
@@ -119,7 +135,8 @@ def local_profile(output_dir: str | Path, **overrides: Any) -> ConductorTraining
         "activation_checkpointing": False,  # no gain on CPU, and it slows the tiny model
         "use_cpu": True,
         "bf16": False,
-        "sft_epochs": 10.0,
+        "sft_epochs": 6.0,  # 256 problems x 2 copies x 6 epochs (~190 SFT steps, like the prototype's)
+        "sft_copies": 2,
         "eval_every": 25,
         "early_stopping_patience": 3,
         "disable_tqdm": True,

@@ -12,7 +12,7 @@ from typing import Any
 from conductor.data.schema import Problem
 from conductor.training.config import ConductorTrainingConfig
 from conductor.training.grpo import TrainResult, train_grpo
-from conductor.training.problems import local_problems, split_problems
+from conductor.training.problems import bank_splits, split_problems
 from conductor.training.reward import TraceSink
 from conductor.training.tracking import TrackerFactory
 from conductor.training.warm import warm_started_tiny
@@ -38,6 +38,18 @@ def ensure_model(config: ConductorTrainingConfig, train: Sequence[Problem]) -> P
     return warm_started_tiny(config, train)
 
 
+def training_split(
+    config: ConductorTrainingConfig, problems: Sequence[Problem] | None = None
+) -> tuple[list[Problem], list[Problem]]:
+    """(train, validation): given problems split by `eval_fraction`; by default the generated
+    bank's train split, less `validation_problems` for early stopping (its held-out split is
+    left for final evaluation)."""
+    if problems is not None:
+        return split_problems(list(problems), config.eval_fraction, seed=config.train_seed)
+    splits = bank_splits(n=config.bank_size, validation=config.validation_problems, split_seed=config.train_seed)
+    return splits.train, splits.validation
+
+
 def run_training(
     config: ConductorTrainingConfig,
     problems: Sequence[Problem] | None = None,
@@ -47,8 +59,7 @@ def run_training(
     on_step: Callable[[dict[str, float]], None] | None = None,
     tracker: TrackerFactory | None = None,
 ) -> RunOutcome:
-    problems = list(problems) if problems is not None else local_problems("train")
-    train, held_out = split_problems(problems, config.eval_fraction, seed=config.train_seed)
+    train, held_out = training_split(config, problems)
     ensure_model(config, train)
     if tracker is None:
         result = train_grpo(config, train, held_out, resume=resume, sink=sink, on_step=on_step)

@@ -1,14 +1,65 @@
-"""Where training gets its problems (a seam: the generated bank of issue 9/10 replaces
-`local_problems` when it lands; everything else takes a `list[Problem]`)."""
+"""Where training gets its problems: the generated bank (conductor/data/synthetic), ~2,400
+problems over the four domains. Its train split trains (SFT, GRPO, and a small validation
+slice for early stopping); its held-out split is only evaluated, never selected on.
+
+The shipped sample rows (`local_problems`) are ~10 per source: too few to learn from, kept for
+the eval-source comparison in benchmarks/learning.py."""
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
 
 from conductor.data.loaders import load_source
 from conductor.data.schema import Problem
 from conductor.data.sources import EVAL_SOURCES, TRAIN_SOURCES
+
+
+@dataclass(frozen=True)
+class ProblemSplits:
+    """train: what SFT and GRPO see; validation: early stopping's held-out slice (of the bank's
+    train split); test: the bank's held-out split (final figures only)."""
+
+    train: list[Problem]
+    validation: list[Problem]
+    test: list[Problem]
+
+
+@lru_cache(maxsize=4)
+def _bank(n: int, seed: int) -> tuple[tuple[Problem, ...], tuple[Problem, ...]]:
+    from conductor.data.synthetic import generate_bank, split_bank
+
+    train, heldout = split_bank(generate_bank(n=n, seed=seed))
+    return tuple(train), tuple(heldout)
+
+
+def bank_splits(*, n: int = 2400, seed: int = 0, validation: int = 48, split_seed: int = 0) -> ProblemSplits:
+    """The bank's train split minus `validation` problems (stratified by domain) for early
+    stopping; its held-out split as the test set. The same arguments always give the same sets."""
+    train, heldout = _bank(n, seed)
+    fraction = validation / max(1, len(train))
+    rest, val = split_problems(train, fraction, seed=split_seed)
+    return ProblemSplits(train=rest, validation=val, test=list(heldout))
+
+
+def take_per_domain(problems: Sequence[Problem], n: int, *, seed: int = 0) -> list[Problem]:
+    """About `n` problems, as many per domain as the domains allow, chosen by a seeded hash
+    (small fixtures, SFT subsets, fixed-size test sets)."""
+    if n >= len(problems):
+        return list(problems)
+    by_domain: dict[str, list[Problem]] = {}
+    for p in sorted(problems, key=lambda p: hashlib.sha256(f"{seed}:{p.id}".encode()).hexdigest()):
+        by_domain.setdefault(p.domain, []).append(p)
+    out: list[Problem] = []
+    k = 0
+    while len(out) < n:
+        for group in by_domain.values():
+            if k < len(group) and len(out) < n:
+                out.append(group[k])
+        k += 1
+    return out
 
 
 def local_problems(role: str = "train") -> list[Problem]:

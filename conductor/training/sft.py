@@ -50,6 +50,12 @@ def warm_start(
     trainer.train()
     trainer.save_model(str(out_dir))
     tokenizer.save_pretrained(out_dir)
+    # accelerate keeps one process-wide state; GRPO after the warm start in the same process
+    # (`conductor train` from a fresh home) must be free to set its own mixed precision, else
+    # "AcceleratorState has already been initialized and cannot be changed".
+    from accelerate.state import AcceleratorState
+
+    AcceleratorState._reset_state()  # the PartialState (process topology) stays: configs hold it
     return out_dir
 
 

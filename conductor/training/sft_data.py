@@ -1,7 +1,9 @@
 """Generated workflows for the SFT warm start, and the corpus the tiny tokenizer learns from.
 
 The subtask wording depends on the task (its domain, its subject, the answer format the domain
-asks for) and never on the workers: the workers are drawn at random. A prototype whose subtasks
+asks for) and never on the workers: the workers are drawn at random. It is the simulated pool's
+own on-topic wording (`on_topic_instruction`), which its instruction-quality function scores 1
+(the earlier templates here scored ~0.65: one topic word, not two). A prototype whose subtasks
 were the same for every question ("Solve the task.") taught the model to ignore the question at
 the decision position, and GRPO then collapsed to "always the best single worker"; with wording
 that depends on the task type, GRPO learned per-domain routing.
@@ -16,59 +18,30 @@ from conductor.data.schema import Problem
 from conductor.prompts import SYSTEM, pool_section
 from conductor.training.dataset import PoolSampling, PromptRow, build_rows, row_messages
 from conductor.workers.pool import Pool
+from conductor.workers.simulated.instructions import on_topic_instruction
+from conductor.workers.simulated.instructions import subject_of as instruction_subject
 from conductor.workflow import ALL, Workflow, render
 
-# {subject} is the problem's subject (or its domain's noun when it has none).
-SOLVE: dict[str, tuple[str, ...]] = {
-    "math": (
-        "Solve this {subject} problem step by step and put the final answer in \\boxed{{}}.",
-        "Work out the {subject} problem carefully; give the exact result in \\boxed{{}}.",
-        "Derive the answer to this {subject} question and write it as \\boxed{{answer}}.",
-    ),
-    "choice": (
-        "Answer this multiple-choice question on {subject}; end with the letter of the correct option.",
-        "Pick the correct option for this {subject} question and reply with its letter.",
-        "Reason about each option of this {subject} question, then give the single correct letter.",
-    ),
-    "freeform": (
-        "Answer this {subject} question with a short, exact answer after 'Answer:'.",
-        "Give a concise answer to the {subject} question; end with 'Answer:' and the answer.",
-        "Recall the facts this {subject} question needs and state the short answer after 'Answer:'.",
-    ),
-    "code": (
-        "Write a complete Python program for this {subject} task in one fenced python block.",
-        "Implement the {subject} task in Python; return the full program in a ```python block.",
-        "Write correct, efficient Python code that solves this {subject} task, in a fenced python block.",
-    ),
-}
-CHECK: dict[str, str] = {
-    "math": "Check the solution above to this {subject} problem; fix any error and give the final answer in \\boxed{{}}.",
-    "choice": "Check the answer above to this {subject} question; give the correct option's letter.",
-    "freeform": "Check the answer above to this {subject} question; give the corrected short answer after 'Answer:'.",
-    "code": "Review the program above for this {subject} task; fix any bug and return the full program in a ```python block.",
-}
-_DOMAIN_NOUN = {"math": "math", "choice": "knowledge", "freeform": "reasoning", "code": "programming"}
+def solve_instruction(problem: Problem) -> str:
+    """The solve step's subtask: the simulated pool's on-topic wording (quality 1 under its
+    instruction-quality function): it names the domain's topic, the problem's subject and the
+    domain's answer format. It depends on the task only, never on a worker."""
+    return on_topic_instruction(problem, "solve")
 
 
-def subject_of(problem: Problem) -> str:
-    """A short label of what the problem is about (the bank's `meta["subject"]` when it has one)."""
-    for key in ("subject", "ability", "domain", "type"):
-        value = problem.meta.get(key)
-        if isinstance(value, str) and value.strip():
-            return value.replace("_", " ").strip().lower()
-    return _DOMAIN_NOUN[problem.domain]
+def check_instruction(problem: Problem) -> str:
+    """The second step of a solve-then-check pair: review the answer above, same topic words."""
+    return on_topic_instruction(problem, "verify")
 
 
 def task_workflow(problem: Problem, workers: Sequence[int], rng: random.Random, *, p_check: float = 0.3) -> Workflow:
     """One step by a random worker, or (with p_check) a solve-then-check pair, worded for the task."""
-    subject = subject_of(problem)
-    solve = rng.choice(SOLVE[problem.domain]).format(subject=subject)
+    solve = solve_instruction(problem)
     first = rng.choice(list(workers))
     if rng.random() >= p_check:
         return Workflow(model_id=(first,), subtasks=(solve,), access_list=((),))
     second = rng.choice(list(workers))
-    check = CHECK[problem.domain].format(subject=subject)
-    return Workflow(model_id=(first, second), subtasks=(solve, check), access_list=((), ALL))
+    return Workflow(model_id=(first, second), subtasks=(solve, check_instruction(problem)), access_list=((), ALL))
 
 
 def sft_examples(
@@ -112,8 +85,15 @@ def tokenizer_corpus(problems: Sequence[Problem], pool: Pool, *, seed: int = 0, 
     # most of every prompt. Instruction templates follow; subjects and questions stay sub-word.
     prompt_text = [SYSTEM.format(max_steps=5, examples="(none)"), RECURSION_INSTRUCTION]
     prompt_text += [f"Model {i}: {s.description}" for i, s in enumerate(pool.specs)]
-    templates = [t.split("{subject}")[0] for d in SOLVE for t in (*SOLVE[d], CHECK[d])]
-    templates += [t.split("{subject}")[-1].replace("{{}}", "{}") for d in SOLVE for t in (*SOLVE[d], CHECK[d])]
+    # The fixed parts of the instructions SFT writes, cut at the subject: they merge into a few
+    # tokens each, while subjects stay sub-word (a whole instruction per subject as one token
+    # would be a token the model must learn per subject, and cannot write for a new one).
+    pieces: set[str] = set()
+    for p in problems:
+        subject = instruction_subject(p)
+        for text in (solve_instruction(p), check_instruction(p)):
+            pieces.update(part for part in (text.split(f"{subject} ") if subject else [text]) if part)
+    templates = sorted(pieces)
     corpus = prompt_text * (4 * repeats) + templates * repeats
     corpus += ["model_id = [", 'subtasks = ["', "access_list = [", '[], "all"]', "[[]]"] * repeats
     corpus += [p.question for p in problems]

@@ -11,15 +11,19 @@ from conductor.training.base_model import init_tiny_conductor
 from conductor.training.config import ConductorTrainingConfig
 from conductor.training.dataset import PoolSampling, training_pool
 from conductor.training.sft import warm_start
+from conductor.training.problems import take_per_domain
 from conductor.training.sft_data import sft_examples
 
 
 def warm_started_tiny(
-    config: ConductorTrainingConfig, train_problems: Sequence[Problem], *, copies: int = 8, **shape: int
+    config: ConductorTrainingConfig, train_problems: Sequence[Problem], *, copies: int | None = None, **shape: int
 ) -> Path:
     """Build `<output_dir>/base`, SFT it into `<output_dir>/sft` and point the config's
-    `model_name_or_path` at the result. Only training problems reach the tokenizer and SFT."""
+    `model_name_or_path` at the result. Only training problems reach the tokenizer and SFT:
+    `config.sft_problems` of them, spread over the domains."""
     out = Path(config.output_dir)
+    train_problems = take_per_domain(train_problems, config.sft_problems, seed=config.seed)
+    copies = config.sft_copies if copies is None else copies
     pool = training_pool(config.pool_file, train_problems)
     base = init_tiny_conductor(out / "base", train_problems, pool, seed=config.seed, **shape)
     # SFT offers randomized pools whenever GRPO will, so ids stay within the offered range.

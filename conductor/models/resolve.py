@@ -1,0 +1,32 @@
+"""`--conductor PATH|models:/conductor@ALIAS` -> a local model directory, without the library
+importing a model registry: resolvers of URI schemes are found through the
+`conductor.model_resolvers` entry point group (registry/ provides MLflow's `models:/`, `runs:/`)."""
+
+from __future__ import annotations
+
+from importlib.metadata import entry_points
+from pathlib import Path
+
+URI_SCHEMES = ("models:/", "runs:/")
+
+
+class UnresolvableModel(ValueError):
+    """A model URI no installed resolver handles, or a path that is not a model directory."""
+
+
+def resolve_conductor(ref: str) -> Path:
+    """A local directory for `ref`: a path as it is (it must hold config.json), a `models:/` or
+    `runs:/` URI through the first resolver that returns a directory."""
+    if not ref.startswith(URI_SCHEMES):
+        path = Path(ref)
+        if not (path / "config.json").is_file():
+            raise UnresolvableModel(f"{ref} is not a model directory (no config.json)")
+        return path
+    resolvers = list(entry_points(group="conductor.model_resolvers"))
+    if not resolvers:
+        raise UnresolvableModel(f"no model resolver is installed for {ref} (registry/ provides one)")
+    for ep in resolvers:
+        path = Path(ep.load()(ref))
+        if (path / "config.json").is_file():
+            return path
+    raise UnresolvableModel(f"{ref} resolved to no model directory")

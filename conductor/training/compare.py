@@ -1,0 +1,91 @@
+"""The trained Conductor against the baselines it must beat, on the same held-out rows: each
+single worker (one step with an on-topic instruction: the strongest single-call baseline the
+simulated pool allows), the per-domain oracle router (per domain, the worker best *on these
+rows*: an upper bound no router can know in advance) and a random single worker. What
+`conductor train` prints at its end and benchmarks/learning.py tabulates. On a simulated pool
+the figures describe the simulation, never a real model."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from conductor.data.schema import Problem
+from conductor.models.tiny import load_tokenizer
+from conductor.training.dataset import PoolSampling, PromptRow, build_rows, training_pool
+from conductor.training.evaluate import EvalResult, evaluate_policy, score_texts
+from conductor.workers.pool import Pool
+from conductor.workers.simulated.instructions import on_topic_instruction
+from conductor.workflow import Workflow, render
+
+
+def single_text(worker: int, problem: Problem) -> str:
+    return render(Workflow(model_id=(worker,), subtasks=(on_topic_instruction(problem),), access_list=((),)))
+
+
+def _correct(r: EvalResult, k: int) -> bool:
+    v = r.traces[k].verdict
+    return bool(v and v.correct)
+
+
+@dataclass
+class Baselines:
+    """Per-worker results, the oracle's and a random single worker's, on `rows`."""
+
+    rows: list[PromptRow]
+    pool: Pool
+    single: dict[str, EvalResult] = field(default_factory=dict)
+    oracle: EvalResult | None = None
+    random_single: EvalResult | None = None
+
+    @property
+    def best_single(self) -> tuple[str, EvalResult]:
+        name = max(self.single, key=lambda w: self.single[w].accuracy)
+        return name, self.single[name]
+
+
+def score(texts: Sequence[str], rows: Sequence[PromptRow], pool: Pool) -> EvalResult:
+    return asyncio.run(score_texts(texts, rows, pool, examples=False))
+
+
+def baselines(problems: Sequence[Problem], pool_file: str | Path, *, seed: int = 0) -> Baselines:
+    pool = training_pool(pool_file, problems)
+    rows = build_rows(problems, pool, PoolSampling(), seed=seed)  # the full pool, in its order
+    workers = [i for i, s in enumerate(pool.specs) if s.provider != "conductor"]
+    out = Baselines(rows=rows, pool=pool)
+    by_index: dict[int, EvalResult] = {}
+    for i in workers:
+        by_index[i] = score([single_text(i, r.problem) for r in rows], rows, pool)
+        out.single[pool.specs[i].id] = by_index[i]
+    best: dict[str, int] = {}
+    for d in {r.problem.domain for r in rows}:
+        idx = [k for k, r in enumerate(rows) if r.problem.domain == d]
+        best[d] = max(by_index, key=lambda i: sum(_correct(by_index[i], k) for k in idx))
+    out.oracle = score([single_text(best[r.problem.domain], r.problem) for r in rows], rows, pool)
+    rng = random.Random(seed)
+    out.random_single = score([single_text(rng.choice(workers), r.problem) for r in rows], rows, pool)
+    return out
+
+
+def evaluate_model_dir(model_dir: str | Path, base: Baselines, *, max_new_tokens: int) -> EvalResult:
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(model_dir)
+    return evaluate_policy(model, load_tokenizer(model_dir), base.rows, base.pool, examples=False,
+                           max_new_tokens=max_new_tokens)
+
+
+def comparison_lines(trained: EvalResult, base: Baselines, *, label: str = "trained Conductor") -> list[str]:
+    name, best = base.best_single
+    assert base.oracle is not None
+    verdict = "beats" if trained.accuracy > best.accuracy else "does NOT beat"
+    return [
+        f"held-out ({len(base.rows)} problems of the generated bank; simulated pool figures describe the simulation):",
+        f"  {label}: accuracy {trained.accuracy:.3f}, format {trained.format_rate:.2f}, "
+        f"{trained.calls_per_question:.2f} calls and ${trained.usd_per_question:.4f} per question",
+        f"  best single worker ({name}): {best.accuracy:.3f}; per-domain oracle: {base.oracle.accuracy:.3f}",
+        f"  the {label} {verdict} the best single worker ({trained.accuracy - best.accuracy:+.3f})",
+    ]
