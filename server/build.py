@@ -32,6 +32,10 @@ def installed_resolver() -> ModelResolver | None:
     return found[0].load() if found else None
 
 
+def first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
 class ServeError(ValueError):
     """A server that cannot start as asked (bad model reference, pool, keys)."""
 
@@ -47,7 +51,10 @@ def resolve_planner(ref: str, resolver: ModelResolver | None = None) -> Planner:
         if resolver is None:
             raise ServeError(f"{ref} is a registry reference, and no registry is available to resolve it "
                              f"(nothing in the entry-point group {RESOLVER_GROUP}): pass a model directory instead")
-        path = resolver(ref)
+        try:
+            path = resolver(ref)
+        except Exception as exc:  # noqa: BLE001 - a registry's own error, said in one line
+            raise ServeError(f"cannot resolve {ref}: {first_line(exc)}") from exc
     else:
         path = Path(ref)
     if not (path / "config.json").is_file():

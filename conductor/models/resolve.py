@@ -26,7 +26,11 @@ def resolve_conductor(ref: str) -> Path:
     if not resolvers:
         raise UnresolvableModel(f"no model resolver is installed for {ref} (registry/ provides one)")
     for ep in resolvers:
-        path = Path(ep.load()(ref))
+        try:
+            path = Path(ep.load()(ref))
+        except Exception as exc:  # noqa: BLE001 - a registry's own error (no such model), in one line
+            detail = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            raise UnresolvableModel(f"cannot resolve {ref}: {detail}") from exc
         if (path / "config.json").is_file():
             return path
     raise UnresolvableModel(f"{ref} resolved to no model directory")
