@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from importlib.metadata import entry_points
 from pathlib import Path
 
 from fastapi import FastAPI
 
 from conductor.data.bank import sample_problems
+from conductor.models.resolve import RESOLVER_GROUP, installed_resolvers, one_line
 from conductor.planners import SHAPES, ModelPlanner, Planner, TemplatePlanner
 from conductor.workers.pool import Pool
 from conductor.workers.registry import BuildContext
@@ -22,18 +22,11 @@ from server.service import Service
 ModelResolver = Callable[[str], Path]
 
 
-RESOLVER_GROUP = "conductor.model_resolvers"
-
-
 def installed_resolver() -> ModelResolver | None:
-    """The `models:/` resolver a layer installed (registry/ names a callable `ref -> directory` in
-    the entry-point group `conductor.model_resolvers`, so this package needs no import of it), or None."""
-    found = sorted(entry_points(group=RESOLVER_GROUP), key=lambda ep: ep.name)
-    return found[0].load() if found else None
-
-
-def first_line(exc: BaseException) -> str:
-    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    """The `models:/` resolver a layer installed (registry/ names one in the entry-point group
+    `conductor.model_resolvers`, so this package needs no import of it), or None."""
+    found = installed_resolvers()
+    return found[0] if found else None  # type: ignore[return-value]
 
 
 class ServeError(ValueError):
@@ -54,7 +47,7 @@ def resolve_planner(ref: str, resolver: ModelResolver | None = None) -> Planner:
         try:
             path = resolver(ref)
         except Exception as exc:  # noqa: BLE001 - a registry's own error, said in one line
-            raise ServeError(f"cannot resolve {ref}: {first_line(exc)}") from exc
+            raise ServeError(f"cannot resolve {ref}: {one_line(exc)}") from exc
     else:
         path = Path(ref)
     if not (path / "config.json").is_file():

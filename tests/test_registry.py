@@ -62,3 +62,11 @@ def test_second_run_is_a_new_version_and_moves_the_alias(tmp_path, store) -> Non
 
 def test_plain_path_is_returned_as_is(tmp_path) -> None:
     assert resolve_model_uri(str(tmp_path)) == tmp_path
+
+
+def test_an_unknown_registered_model_is_one_clear_error(tmp_path, monkeypatch):
+    from conductor.models.resolve import UnresolvableModel, resolve_conductor
+
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path / 'mlflow.db'}")
+    with pytest.raises(UnresolvableModel, match=r"^cannot resolve models:/conductor@champion: .*not found"):
+        resolve_conductor("models:/conductor@champion")
