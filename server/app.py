@@ -56,8 +56,7 @@ def parse_body(model: type[M], body: bytes) -> M:
 
 def create_app(service: Service, keys: KeyRing | None) -> FastAPI:
     """`keys=None` serves without auth (only when asked for explicitly: `--no-auth`)."""
-    config = service.config
-    models = [config.model_name] + ([config.model_ref] if config.model_ref.startswith("models:/") else [])
+    config, catalog = service.config, service.catalog
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -68,7 +67,7 @@ def create_app(service: Service, keys: KeyRing | None) -> FastAPI:
         finally:
             await service.drain()
             await service.pool.aclose()
-            await service.planner.aclose()
+            await catalog.aclose()
             service.run.status, service.run.finished_at = "finished", datetime.now(UTC)
             await asyncio.to_thread(write_run, config.warehouse_path, service.run)
 
@@ -99,11 +98,6 @@ def create_app(service: Service, keys: KeyRing | None) -> FastAPI:
                            type="invalid_request_error", code="invalid_api_key")
         return key_id
 
-    def check_model(model: str) -> None:
-        if model not in models:
-            raise ApiError(404, f"the model {model!r} does not exist; this server serves {', '.join(models)}",
-                           param="model", code="model_not_found")
-
     def admit(key_id: str) -> None:
         wait = service.limits.admit(key_id)
         if wait is not None:
@@ -126,37 +120,40 @@ def create_app(service: Service, keys: KeyRing | None) -> FastAPI:
     async def list_models(request: Request) -> dict[str, Any]:
         authenticate(request)
         return {"object": "list", "data": [{"id": m, "object": "model", "created": 0, "owned_by": "conductor"}
-                                           for m in models]}
+                                           for m in await catalog.ids()]}
 
     @app.post("/v1/chat/completions", response_model=None)
     async def chat(request: Request) -> JSONResponse | StreamingResponse:
         key_id = authenticate(request)
         req = parse_body(ChatRequest, await read_body(request, config.max_body_bytes))
-        check_model(req.model)
         question = chat_question(req)
+        model = await catalog.resolve(req.model)
         admit(key_id)
         if req.stream:
             include_usage = bool(req.stream_options and req.stream_options.include_usage)
             # started here, not in the generator: a client gone before the first byte still frees its slot
             events: asyncio.Queue[Event] = asyncio.Queue()
-            task = service.start(question, req.max_usd, key_id, events)
-            return StreamingResponse(stream_chat(task, events, req.model, include_usage),
+            task = service.start(question, req.max_usd, key_id, model.planner, events)
+            return StreamingResponse(stream_chat(task, events, req.model, include_usage, model.served_by),
                                      media_type="text/event-stream")
-        trace = await asyncio.shield(service.start(question, req.max_usd, key_id))  # a client gone stops nothing
-        return JSONResponse(fmt.chat_completion(trace, req.model, fmt.new_chat_id()))
+        # a client gone stops nothing
+        trace = await asyncio.shield(service.start(question, req.max_usd, key_id, model.planner))
+        return JSONResponse(fmt.chat_completion(trace, req.model, fmt.new_chat_id(), model.served_by))
 
     @app.post("/v1/responses", response_model=None)
     async def responses(request: Request) -> JSONResponse | StreamingResponse:
         key_id = authenticate(request)
         req = parse_body(ResponsesRequest, await read_body(request, config.max_body_bytes))
-        check_model(req.model)
         question = responses_question(req)
+        model = await catalog.resolve(req.model)
         admit(key_id)
         if req.stream:
             events: asyncio.Queue[Event] = asyncio.Queue()
-            task = service.start(question, req.max_usd, key_id, events)
-            return StreamingResponse(stream_response(task, events, req.model), media_type="text/event-stream")
-        trace = await asyncio.shield(service.start(question, req.max_usd, key_id))  # a client gone stops nothing
-        return JSONResponse(fmt.response_object(trace, req.model))
+            task = service.start(question, req.max_usd, key_id, model.planner, events)
+            return StreamingResponse(stream_response(task, events, req.model, model.served_by),
+                                     media_type="text/event-stream")
+        # a client gone stops nothing
+        trace = await asyncio.shield(service.start(question, req.max_usd, key_id, model.planner))
+        return JSONResponse(fmt.response_object(trace, req.model, served_by=model.served_by))
 
     return app
