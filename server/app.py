@@ -109,7 +109,8 @@ def create_app(service: Service, keys: KeyRing | None) -> FastAPI:
     @app.get("/health")
     async def health() -> dict[str, Any]:
         return {"status": "ok", "model": config.model_name, "run_id": service.run.run_id,
-                "in_flight": len(service.in_flight), "staged_traces": service.stager.staged}
+                "in_flight": len(service.in_flight), "staged_traces": service.stager.staged,
+                "models_loaded": catalog.loaded_versions}
 
     @app.get("/metrics")
     async def metrics(request: Request) -> Response:

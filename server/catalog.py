@@ -25,6 +25,9 @@ log = logging.getLogger("conductor.serve")
 _REF = re.compile(r"^(?:models:/)?(?P<name>[A-Za-z0-9_.-]+)(?:@(?P<alias>[A-Za-z0-9_.-]+)|/(?P<version>\d+))$")
 
 
+_FIRST = {"champion": 0, "challenger": 1}  # listed first, in this order; other aliases by name
+
+
 @dataclass(frozen=True)
 class Version:
     """A registered version and its aliases (what registry.models.list_versions returns)."""
@@ -79,7 +82,7 @@ class Catalog:
         except Exception as exc:  # noqa: BLE001 - a registry that cannot be read lists nothing, logged
             log.warning("model registry not readable: %s", type(exc).__name__)
             versions = []
-        aliases = sorted({a for v in versions for a in v.aliases}, key=lambda a: (a not in ("champion", "challenger"), a))
+        aliases = sorted({a for v in versions for a in v.aliases}, key=lambda a: (_FIRST.get(a, len(_FIRST)), a))
         ids += [f"{self.name}@{a}" for a in aliases] + [f"{self.name}/{v.version}" for v in versions]
         return list(dict.fromkeys(ids))
 
