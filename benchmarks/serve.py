@@ -6,7 +6,7 @@ Prints p50/p99 latency divided by the workflow's simulated critical path (the te
 three parallel calls, then an aggregator: 2 x LATENCY), and requests per second. Goal: p99 <= 1.2x.
 The unloaded latency of one request, measured first in the same run, is the baseline row.
 
-    python benchmarks/serve.py [--clients 200] [--requests 5] [--latency-ms 200] [--write docs/benchmarks.md]
+    python benchmarks/serve.py [--clients 200] [--requests 10] [--latency-ms 200] [--write docs/benchmarks.md]
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -109,6 +110,18 @@ async def load(url: str, clients: int, requests: int, *, sdk: bool = False) -> t
     return latencies, wall, failures
 
 
+def server_cpu(server: psutil.Process) -> float:
+    """CPU seconds of the server process and its children (the staging process)."""
+    total = 0.0
+    for p in [server, *server.children(recursive=True)]:
+        try:
+            t = p.cpu_times()
+            total += t.user + t.system
+        except psutil.NoSuchProcess:
+            pass
+    return total
+
+
 def pct(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[q - 1] if len(values) > 1 else values[0]
 
@@ -116,10 +129,12 @@ def pct(values: list[float], q: float) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--clients", type=int, default=200)
-    ap.add_argument("--requests", type=int, default=5, help="Requests per client, one after another.")
+    ap.add_argument("--requests", type=int, default=10, help="Requests per client, one after another.")
     ap.add_argument("--latency-ms", type=float, default=200.0, help="Fixed latency of every simulated call.")
     ap.add_argument("--sdk", action="store_true", help="Load through the openai client instead of raw httpx.")
     ap.add_argument("--write", type=Path, help="Write the figures into this markdown file's section.")
+    ap.add_argument("--py-spy", type=Path, help="Record the server under load with py-spy into this file "
+                                                "(collapsed stacks; `pip install py-spy`).")
     args = ap.parse_args()
     critical = 2 * args.latency_ms / 1000
     with tempfile.TemporaryDirectory() as d:
@@ -127,9 +142,18 @@ def main() -> None:
         try:
             server = psutil.Process(proc.pid)
             single, _, _ = asyncio.run(load(url, 1, 5))
-            cpu0, client0 = server.cpu_times(), time.process_time()
+            spy = None
+            if args.py_spy:
+                spy = subprocess.Popen([str(Path(sys.executable).with_name("py-spy")), "record", "-p", str(proc.pid),
+                                        "-r", "100", "--gil", "--nonblocking", "-f", "raw", "-o", str(args.py_spy)],
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                time.sleep(1.0)
+            cpu0, client0 = server_cpu(server), time.process_time()
             lat, wall, failures = asyncio.run(load(url, args.clients, args.requests, sdk=args.sdk))
-            cpu1, client1 = server.cpu_times(), time.process_time()
+            cpu1, client1 = server_cpu(server), time.process_time()
+            if spy is not None:
+                spy.send_signal(signal.SIGINT)
+                spy.wait(timeout=60)
         finally:
             proc.terminate()
             proc.wait(timeout=60)
@@ -140,7 +164,7 @@ def main() -> None:
         p50, p99 = pct(values, 50), pct(values, 99)
         lines.append(f"| {name} | {len(values)} | {p50 * 1000:.0f} ms | {p99 * 1000:.0f} ms | {p50 / critical:.2f}× | "
                      f"{p99 / critical:.2f}× | {rps:.1f} |")
-    server_ms = ((cpu1.user + cpu1.system) - (cpu0.user + cpu0.system)) * 1000 / max(1, len(lat))
+    server_ms = (cpu1 - cpu0) * 1000 / max(1, len(lat))
     client_ms = (client1 - client0) * 1000 / max(1, len(lat))
     load_avg = os.getloadavg()[0]
     needed = args.clients / critical  # requests/s for no request to wait behind another

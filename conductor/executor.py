@@ -357,7 +357,8 @@ async def plan_and_run(
     t0 = time.perf_counter()
     call = _record_call("conductor", None, messages, 0.0)
     try:
-        completion = await asyncio.wait_for(planner.plan(messages, pool.specs), config.planner_timeout_s)
+        async with asyncio.timeout(config.planner_timeout_s):  # no extra task, unlike wait_for on 3.11
+            completion = await planner.plan(messages, pool.specs)
     except Exception as exc:  # noqa: BLE001 - a planner failure is recorded, like a worker's
         call.error = f"timed out after {config.planner_timeout_s:g}s" if isinstance(exc, TimeoutError) else _failure(exc)
         call.usage = Usage(cost_usd=0.0, latency_s=time.perf_counter() - t0)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from fastapi import FastAPI
+from starlette.applications import Starlette
 
 from conductor.data.bank import sample_problems
 from conductor.models.resolve import RESOLVER_GROUP, installed_resolvers, one_line
@@ -80,7 +80,7 @@ def registry_catalog_parts(config: ServeConfig, name: str = "conductor") -> tupl
 
 
 def build_app(config: ServeConfig, keys: KeyRing | None, *, planner: Planner | None = None,
-              resolver: ModelResolver | None = None) -> FastAPI:
+              resolver: ModelResolver | None = None) -> Starlette:
     planner = planner or resolve_planner(config.model_ref, resolver)
     pool = Pool.load(config.pool_file, BuildContext(problems=sample_problems()))
     simulated = any(s.provider == "simulated" for s in pool.specs)

@@ -41,10 +41,9 @@ class Service:
     async def _solve(self, question: str, max_usd: float | None, planner: Planner) -> Trace:
         task = Task.adhoc(question, source="serve")
         try:
-            return await asyncio.wait_for(
-                plan_and_run(task, self.pool, planner, config=self.execution_for(max_usd),
-                             run_id=self.run.run_id),
-                self.config.request_timeout_s)
+            async with asyncio.timeout(self.config.request_timeout_s):
+                return await plan_and_run(task, self.pool, planner, config=self.execution_for(max_usd),
+                                          run_id=self.run.run_id)
         except TimeoutError:
             # The calls made so far are lost with the cancelled run; the request itself is kept.
             return Trace(problem_id=task.id, source=task.source, domain=task.domain, pool=self.pool.ids,
