@@ -20,7 +20,7 @@ from server.running import running_server
 from tests.loopback import LoopbackServer, Received, Reply, openai_chat
 
 KEY = "sk-stream-test"
-SLOW_S = 1.5
+SLOW_S = 2.0
 # step 0 (w-fast) -> step 1 (w-slow, reads 0) -> step 2 (w-fast, reads both)
 PLAN = """model_id = [0, 1, 0]
 subtasks = ["Work out the key facts.", "Solve it carefully.", "Check the answer and state it."]
@@ -71,8 +71,8 @@ def test_chat_stream_sends_the_workflow_then_each_step_as_it_happens_then_the_an
     assert all(t <= answer_at for t, _ in progress)
     # real time: the workflow and step 0 reached the client while the slow step was still running
     started_slow = next(t for t, e in progress if e["event"] == "step_started" and e["index"] == 1)
-    assert answer_at - started_slow >= SLOW_S * 0.8, (started_slow - t0, answer_at - t0)
-    assert answer_at - progress[0][0] >= SLOW_S * 0.8
+    assert answer_at - started_slow >= SLOW_S / 2, (started_slow - t0, answer_at - t0)
+    assert answer_at - progress[0][0] >= SLOW_S / 2
     last = chunks[-1][1]
     assert last.choices[0].finish_reason == "stop" and last.model_extra["conductor"]["status"] == "answered"
 
@@ -88,5 +88,5 @@ def test_responses_stream_carries_the_same_step_progress(served):
         ("step_started", 2), ("step_finished", 2)]
     delta_at = next(t for t, e in events if e.type == "response.output_text.delta")
     started_slow = next(t for t, p in progress if p["event"] == "step_started" and p["index"] == 1)
-    assert delta_at - started_slow >= SLOW_S * 0.8
+    assert delta_at - started_slow >= SLOW_S / 2
     assert events[-1][1].response.output_text == "Paris"
