@@ -165,7 +165,10 @@ def test_sentinel_keys_never_reach_mlflow_prefect_or_the_warehouse_over_train_ev
 
     loop = _loopback()
     home, prefect_home, work = tmp_path / "home", tmp_path / "prefect", tmp_path / "work"
-    env = _env(home, PREFECT_HOME=str(prefect_home), MLFLOW_TRACKING_URI=f"sqlite:///{home / 'mlflow.db'}")
+    # the temporary Prefect server's default 20 s to start is too short on a loaded machine
+    # (as flows/cli.py sets for `conductor run`)
+    env = _env(home, PREFECT_HOME=str(prefect_home), MLFLOW_TRACKING_URI=f"sqlite:///{home / 'mlflow.db'}",
+               PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS="180")
     env.pop("PREFECT_API_URL", None)
     problems = tmp_path / "problems.jsonl"
     chosen = [p for p in generate_bank(30, seed=3) if p.domain in ("math", "choice")][:3]
