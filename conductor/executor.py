@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from conductor.config import ExecutionConfig
 from conductor.planners import Planner
+from conductor.progress import notify, watching
 from conductor.prompts import PriorStep, conductor_messages, recursion_messages, step_message
 from conductor.trace import CallRecord, StepRecord, Trace, total_usage
 from conductor.types import Message, Task, Usage, WorkerSpec
@@ -126,6 +127,9 @@ class _Run:
         if deps:
             await asyncio.wait(deps)
         record.started_at_s = time.perf_counter() - self.t0
+        if watching():
+            notify({"event": "step_started", "index": index, "worker": worker_id, "depth": self.trace.depth,
+                    "trace_id": self.trace.trace_id, "at_s": round(record.started_at_s, 4)})
         failed = [j for j in step.reads if self.records[j] is not None and self.records[j].status != "ok"]
         if self.stopped or (failed and self.config.on_step_failure == "stop"):
             record.status = "skipped"
@@ -146,6 +150,14 @@ class _Run:
                     record.call.error = record.error
         record.finished_at_s = time.perf_counter() - self.t0
         self.records[index] = record
+        if watching():
+            usage = record.call.usage if record.call is not None else None
+            notify({"event": "step_finished", "index": index, "worker": worker_id, "depth": self.trace.depth,
+                    "trace_id": self.trace.trace_id, "status": record.status, "error": (record.error or "")[:300] or None,
+                    "at_s": round(record.finished_at_s, 4),
+                    "latency_s": round(record.finished_at_s - record.started_at_s, 4),
+                    "output_tokens": usage.output_tokens if usage else None,
+                    "retries": usage.retries if usage else 0})
         if record.status not in ("ok", "skipped") and self.config.on_step_failure == "stop" and not self.stopped:
             self.stopped = f"step {index} {record.status}: {record.error}"
         return record
@@ -301,6 +313,8 @@ async def run_plan(
                        conductor_call=conductor_call, depth=within.depth, parent_trace_id=within.parent_trace_id,
                        run_id=run_id)
     result = parse(text, pool.ids, max_steps=config.max_steps, allow_empty=within.allow_empty)
+    if watching():
+        notify(_workflow_event(result, trace, pool))
     if isinstance(result, ParseError):
         trace.parse_status, trace.parse_error = result.reason.value, result.detail
     elif result.is_empty:
@@ -310,6 +324,15 @@ async def run_plan(
                               rng=rng)
     total_usage(trace, time.perf_counter() - t0)
     return trace
+
+
+def _workflow_event(result: Workflow | ParseError, trace: Trace, pool: Pool) -> dict[str, object]:
+    """What a watcher is told once a round's workflow is parsed (conductor/progress.py)."""
+    event: dict[str, object] = {"event": "workflow", "depth": trace.depth, "trace_id": trace.trace_id}
+    if isinstance(result, ParseError):
+        return event | {"parse_error": f"{result.reason.value}: {result.detail}"[:300]}
+    return event | {"steps": [{"index": s.index, "worker": pool.specs[s.worker].id, "subtask": s.subtask,
+                               "reads": list(s.reads)} for s in result.steps]}
 
 
 async def plan_and_run(
@@ -334,7 +357,8 @@ async def plan_and_run(
     t0 = time.perf_counter()
     call = _record_call("conductor", None, messages, 0.0)
     try:
-        completion = await asyncio.wait_for(planner.plan(messages, pool.specs), config.planner_timeout_s)
+        async with asyncio.timeout(config.planner_timeout_s):  # no extra task, unlike wait_for on 3.11
+            completion = await planner.plan(messages, pool.specs)
     except Exception as exc:  # noqa: BLE001 - a planner failure is recorded, like a worker's
         call.error = f"timed out after {config.planner_timeout_s:g}s" if isinstance(exc, TimeoutError) else _failure(exc)
         call.usage = Usage(cost_usd=0.0, latency_s=time.perf_counter() - t0)

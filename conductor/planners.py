@@ -109,9 +109,13 @@ class TemplatePlanner:
             raise ValueError(f"unknown shape {shape!r}; one of {', '.join(SHAPES)}")
         self.shape = shape
         self.name = f"template-{shape}"
+        self._texts: dict[tuple[int, ...], str] = {}
 
     async def plan(self, messages: list[Message], offered: Sequence[WorkerSpec]) -> Completion:
-        text = "Plan:\n" + render(template_workflow(self.shape, worker_indices(offered)))
+        workers = tuple(worker_indices(offered))
+        text = self._texts.get(workers)
+        if text is None:  # the text depends only on which positions may be called: render once
+            text = self._texts[workers] = "Plan:\n" + render(template_workflow(self.shape, list(workers)))
         return _free(text, self.name)
 
 

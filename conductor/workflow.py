@@ -16,7 +16,7 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, model_validator
@@ -281,6 +281,14 @@ def parse(
         return ParseError(ParseErrorReason.MISSING_LIST, "output is not text")
     if len(text) > max_chars:
         return ParseError(ParseErrorReason.OVERSIZE, f"{len(text)} characters > limit {max_chars}")
+    # The same text over the same pool parses the same (results are immutable), and texts repeat:
+    # a template planner's on every question, a policy's across a GRPO group. Served, the parse
+    # was a tenth of a request's CPU (benchmarks/serve.py), so recent results are kept.
+    return _parse_cached(text, pool if isinstance(pool, int) else tuple(pool), max_steps, allow_empty)
+
+
+@lru_cache(maxsize=1024)
+def _parse_cached(text: str, pool: int | tuple[str, ...], max_steps: int, allow_empty: bool) -> ParseResult:
     cleaned = _clean(text)
     lists = _extract(cleaned)
     if isinstance(lists, ParseError) and any(q in cleaned for q in "\u201c\u201d\u2018\u2019"):

@@ -76,3 +76,41 @@ def resolve_model_uri(uri: str, dst: str | Path | None = None, *, tracking_uri: 
     mlmodel = yaml.safe_load((local / "MLmodel").read_text())
     rel = mlmodel["flavors"]["python_function"]["artifacts"][MODEL_ARTIFACT]["path"]
     return local / rel
+
+
+@dataclass(frozen=True)
+class VersionInfo:
+    """One version of a registered model and the aliases that point at it."""
+
+    name: str
+    version: str
+    aliases: tuple[str, ...]
+    run_id: str | None
+    created_ms: int | None
+
+
+def list_versions(name: str = REGISTERED_MODEL, *, tracking_uri: str | None = None) -> list[VersionInfo]:
+    """The versions of `name` (oldest first) with their aliases, read without creating anything:
+    a SQLite store whose file does not exist yet, or a store without the model, has none."""
+    from mlflow.exceptions import MlflowException
+
+    from registry.store import tracking_uri as default_uri
+
+    uri = tracking_uri or default_uri()
+    if uri.startswith("sqlite:///") and not Path(uri.removeprefix("sqlite:///")).is_file():
+        return []
+    client = mlflow.MlflowClient(tracking_uri=uri, registry_uri=uri)
+    try:
+        # search_model_versions leaves `aliases` empty on this store; the registered model has them.
+        model = client.get_registered_model(name)
+    except MlflowException as exc:
+        if exc.error_code == "RESOURCE_DOES_NOT_EXIST":
+            return []
+        raise
+    aliases: dict[str, list[str]] = {}
+    for alias, version_ in model.aliases.items():
+        aliases.setdefault(str(version_), []).append(alias)
+    found = client.search_model_versions(f"name='{name}'")
+    return [VersionInfo(name=name, version=str(v.version), aliases=tuple(sorted(aliases.get(str(v.version), []))),
+                        run_id=v.run_id or None, created_ms=v.creation_timestamp)
+            for v in sorted(found, key=lambda v: int(v.version))]

@@ -1,4 +1,8 @@
-"""The FastAPI app: OpenAI-compatible endpoints over a Service, with its guards."""
+"""The ASGI app: OpenAI-compatible endpoints over a Service, with its guards.
+
+Plain Starlette (FastAPI's router, on which it is built, without FastAPI's per-request
+dependency solving and exit-stack middleware: we validate bodies ourselves, and those layers
+were a tenth of a request's CPU under load in benchmarks/serve.py)."""
 
 from __future__ import annotations
 
@@ -7,12 +11,15 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import TypeVar
 
-from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import BaseModel, ValidationError
+from starlette.applications import Starlette
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
 
 from server import openai_format as fmt
 from server.guards import KeyRing
@@ -54,13 +61,12 @@ def parse_body(model: type[M], body: bytes) -> M:
         raise ApiError(400, f"invalid request: {where}: {first['msg']}", param=where) from None
 
 
-def create_app(service: Service, keys: KeyRing | None) -> FastAPI:
+def create_app(service: Service, keys: KeyRing | None) -> Starlette:
     """`keys=None` serves without auth (only when asked for explicitly: `--no-auth`)."""
-    config = service.config
-    models = [config.model_name] + ([config.model_ref] if config.model_ref.startswith("models:/") else [])
+    config, catalog = service.config, service.catalog
 
     @asynccontextmanager
-    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
         service.stager.start()
         await asyncio.to_thread(write_run, config.warehouse_path, service.run)
         try:
@@ -68,23 +74,20 @@ def create_app(service: Service, keys: KeyRing | None) -> FastAPI:
         finally:
             await service.drain()
             await service.pool.aclose()
-            await service.planner.aclose()
+            await catalog.aclose()
             service.run.status, service.run.finished_at = "finished", datetime.now(UTC)
             await asyncio.to_thread(write_run, config.warehouse_path, service.run)
 
-    app = FastAPI(title="conductor serve", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
-
-    @app.exception_handler(ApiError)
-    async def _api_error(request: Request, exc: ApiError) -> JSONResponse:
+    async def _api_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, ApiError)
         return error_response(exc)
 
-    @app.exception_handler(StarletteHTTPException)
-    async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+    async def _http_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, StarletteHTTPException)
         code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code)
         return error_response(ApiError(exc.status_code, str(exc.detail), code=code))
 
-    @app.exception_handler(Exception)
-    async def _crash(request: Request, exc: Exception) -> JSONResponse:
+    async def _crash(request: Request, exc: Exception) -> Response:
         log.error("unexpected %s on %s", type(exc).__name__, request.url.path)  # no body, no headers
         return error_response(ApiError(500, "internal server error", type="server_error", code="internal_error"))
 
@@ -99,64 +102,63 @@ def create_app(service: Service, keys: KeyRing | None) -> FastAPI:
                            type="invalid_request_error", code="invalid_api_key")
         return key_id
 
-    def check_model(model: str) -> None:
-        if model not in models:
-            raise ApiError(404, f"the model {model!r} does not exist; this server serves {', '.join(models)}",
-                           param="model", code="model_not_found")
-
     def admit(key_id: str) -> None:
         wait = service.limits.admit(key_id)
         if wait is not None:
             raise ApiError(429, f"too many requests for this key; retry after {wait:g}s", type="rate_limit_error",
                            code="rate_limit_exceeded", retry_after=wait)
 
-    app.add_middleware(RequestMetrics, metrics=service.metrics)
+    async def health(request: Request) -> JSONResponse:
+        return JSONResponse({"status": "ok", "model": config.model_name, "run_id": service.run.run_id,
+                "in_flight": len(service.in_flight), "staged_traces": service.stager.staged,
+                "models_loaded": catalog.loaded_versions})
 
-    @app.get("/health")
-    async def health() -> dict[str, Any]:
-        return {"status": "ok", "model": config.model_name, "run_id": service.run.run_id,
-                "in_flight": len(service.in_flight), "staged_traces": service.stager.staged}
-
-    @app.get("/metrics")
     async def metrics(request: Request) -> Response:
         authenticate(request)
         return Response(service.metrics.render(), media_type="text/plain; version=0.0.4")
 
-    @app.get("/v1/models")
-    async def list_models(request: Request) -> dict[str, Any]:
+    async def list_models(request: Request) -> JSONResponse:
         authenticate(request)
-        return {"object": "list", "data": [{"id": m, "object": "model", "created": 0, "owned_by": "conductor"}
-                                           for m in models]}
+        return JSONResponse({"object": "list", "data": [{"id": m, "object": "model", "created": 0,
+                                                         "owned_by": "conductor"} for m in await catalog.ids()]})
 
-    @app.post("/v1/chat/completions", response_model=None)
     async def chat(request: Request) -> JSONResponse | StreamingResponse:
         key_id = authenticate(request)
         req = parse_body(ChatRequest, await read_body(request, config.max_body_bytes))
-        check_model(req.model)
         question = chat_question(req)
+        model = await catalog.resolve(req.model)
         admit(key_id)
         if req.stream:
             include_usage = bool(req.stream_options and req.stream_options.include_usage)
             # started here, not in the generator: a client gone before the first byte still frees its slot
             events: asyncio.Queue[Event] = asyncio.Queue()
-            task = service.start(question, req.max_usd, key_id, events)
-            return StreamingResponse(stream_chat(task, events, req.model, include_usage),
+            task = service.start(question, req.max_usd, key_id, model.planner, events)
+            return StreamingResponse(stream_chat(task, events, req.model, include_usage, model.served_by),
                                      media_type="text/event-stream")
-        trace = await asyncio.shield(service.start(question, req.max_usd, key_id))  # a client gone stops nothing
-        return JSONResponse(fmt.chat_completion(trace, req.model, fmt.new_chat_id()))
+        # a client gone stops nothing
+        trace = await asyncio.shield(service.start(question, req.max_usd, key_id, model.planner))
+        return JSONResponse(fmt.chat_completion(trace, req.model, fmt.new_chat_id(), model.served_by))
 
-    @app.post("/v1/responses", response_model=None)
     async def responses(request: Request) -> JSONResponse | StreamingResponse:
         key_id = authenticate(request)
         req = parse_body(ResponsesRequest, await read_body(request, config.max_body_bytes))
-        check_model(req.model)
         question = responses_question(req)
+        model = await catalog.resolve(req.model)
         admit(key_id)
         if req.stream:
             events: asyncio.Queue[Event] = asyncio.Queue()
-            task = service.start(question, req.max_usd, key_id, events)
-            return StreamingResponse(stream_response(task, events, req.model), media_type="text/event-stream")
-        trace = await asyncio.shield(service.start(question, req.max_usd, key_id))  # a client gone stops nothing
-        return JSONResponse(fmt.response_object(trace, req.model))
+            task = service.start(question, req.max_usd, key_id, model.planner, events)
+            return StreamingResponse(stream_response(task, events, req.model, model.served_by),
+                                     media_type="text/event-stream")
+        # a client gone stops nothing
+        trace = await asyncio.shield(service.start(question, req.max_usd, key_id, model.planner))
+        return JSONResponse(fmt.response_object(trace, req.model, served_by=model.served_by))
 
-    return app
+    return Starlette(
+        routes=[Route("/health", health, methods=["GET"]), Route("/metrics", metrics, methods=["GET"]),
+                Route("/v1/models", list_models, methods=["GET"]),
+                Route("/v1/chat/completions", chat, methods=["POST"]),
+                Route("/v1/responses", responses, methods=["POST"])],
+        middleware=[Middleware(RequestMetrics, metrics=service.metrics)],
+        exception_handlers={ApiError: _api_error, StarletteHTTPException: _http_error, Exception: _crash},
+        lifespan=lifespan)

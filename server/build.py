@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from fastapi import FastAPI
+from starlette.applications import Starlette
 
 from conductor.data.bank import sample_problems
 from conductor.models.resolve import RESOLVER_GROUP, installed_resolvers, one_line
@@ -13,6 +13,7 @@ from conductor.planners import SHAPES, ModelPlanner, Planner, TemplatePlanner
 from conductor.workers.pool import Pool
 from conductor.workers.registry import BuildContext
 from server.app import create_app
+from server.catalog import Catalog, Lister, Loader, Version
 from server.config import ServeConfig
 from server.guards import KeyRing
 from server.recording import new_run
@@ -55,11 +56,39 @@ def resolve_planner(ref: str, resolver: ModelResolver | None = None) -> Planner:
     return ModelPlanner.from_directory(path)
 
 
+def registry_catalog_parts(config: ServeConfig, name: str = "conductor") -> tuple[Lister | None, Loader | None]:
+    """The registry's lister and loader of `name`'s versions (None, None when not asked for)."""
+    if not config.registry_models:
+        return None, None
+
+    def lister() -> list[Version]:
+        from registry.models import list_versions  # mlflow is imported only when the registry is read
+
+        return [Version(v.version, v.aliases) for v in list_versions(name, tracking_uri=config.registry_uri)]
+
+    def loader(version: str) -> Planner:
+        from registry.models import resolve_model_uri
+
+        dst = None
+        if config.model_cache_dir is not None:
+            dst = config.model_cache_dir / f"{name}-v{version}"
+            dst.mkdir(parents=True, exist_ok=True)
+        path = resolve_model_uri(f"models:/{name}/{version}", dst, tracking_uri=config.registry_uri)
+        return resolve_planner(str(path))
+
+    return lister, loader
+
+
 def build_app(config: ServeConfig, keys: KeyRing | None, *, planner: Planner | None = None,
-              resolver: ModelResolver | None = None) -> FastAPI:
+              resolver: ModelResolver | None = None) -> Starlette:
     planner = planner or resolve_planner(config.model_ref, resolver)
     pool = Pool.load(config.pool_file, BuildContext(problems=sample_problems()))
     simulated = any(s.provider == "simulated" for s in pool.specs)
     run = new_run(f"{getattr(planner, 'name', 'planner')}@serve", simulated,
                   {"model": config.model_ref, "pool": str(config.pool_file)})
-    return create_app(Service(config, pool, planner, run), keys)
+    served = {config.model_name: (planner, config.model_ref)}
+    if config.model_ref.startswith("models:/"):
+        served[config.model_ref] = (planner, config.model_ref)
+    lister, loader = registry_catalog_parts(config)
+    catalog = Catalog(served, lister=lister, loader=loader, ttl_s=config.registry_ttl_s)
+    return create_app(Service(config, pool, catalog, run), keys)

@@ -36,6 +36,9 @@ def serve(
     access_log: bool = typer.Option(True, "--access-log/--no-access-log", help="Log each request line."),
     staging: Optional[Path] = typer.Option(None, "--staging",
                                            help="Staging directory for traces (default: $CONDUCTOR_HOME/staging)."),
+    registry: bool = typer.Option(True, "--registry/--no-registry",
+                                  help="Also serve the registry's versions: conductor@ALIAS, conductor/N (MLflow)."),
+    registry_ttl: float = typer.Option(5.0, "--registry-ttl", help="Seconds an alias lookup is reused."),
 ) -> None:
     """Serve the Conductor behind an OpenAI-compatible API (docs/serve.md)."""
     settings = load_settings()
@@ -50,6 +53,8 @@ def serve(
                              max_usd_cap=max_usd, request_timeout_s=timeout_s,
                              requests_per_minute=rpm, burst=burst, concurrency_per_key=per_key,
                              staging_dir=staging or settings.home / "staging",
+                             registry_models=registry, registry_ttl_s=registry_ttl,
+                             model_cache_dir=settings.home / "serve-models",
                              warehouse_path=settings.warehouse_path, execution=settings.execution)
         app = build_app(config, keys, resolver=installed_resolver())
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")

@@ -26,4 +26,9 @@ class ServeConfig(BaseModel):
     warehouse_path: Path | None = Field(default=None,
                                         description="Warehouse file for the server's run row (opened briefly).")
     flush_interval_s: float = Field(default=0.5, gt=0, description="How often finished traces are staged as a batch.")
+    registry_models: bool = Field(default=True, description="Also serve the registry's versions of `conductor` "
+                                  "(conductor@ALIAS, conductor/N), resolved lazily through registry/.")
+    registry_uri: str | None = Field(default=None, description="MLflow tracking/registry URI (None: registry/'s default).")
+    registry_ttl_s: float = Field(default=5.0, ge=0, description="How long an alias lookup is reused.")
+    model_cache_dir: Path | None = Field(default=None, description="Where registry versions are downloaded (None: a temp dir).")
     execution: ExecutionConfig = Field(default_factory=ExecutionConfig, description="How workflows run.")

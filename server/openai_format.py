@@ -23,8 +23,9 @@ def answer_text(trace: Trace) -> str:
     return f"[conductor] no answer: {trace.stop_reason or 'the workflow produced none'}"
 
 
-def extension(trace: Trace) -> dict[str, Any]:
-    return {"trace_id": trace.trace_id, "cost_usd": trace.usage.cost_usd, "status": status_of(trace),
+def extension(trace: Trace, served_by: str | None = None) -> dict[str, Any]:
+    """`served_by`: what planned (the start reference, or `conductor/VERSION` from the registry)."""
+    return {"trace_id": trace.trace_id, "served_by": served_by, "cost_usd": trace.usage.cost_usd, "status": status_of(trace),
             "parse_status": trace.parse_status, "calls": trace.calls, "retries": trace.usage.retries,
             "stop_reason": trace.stop_reason}
 
@@ -47,11 +48,11 @@ def new_chat_id() -> str:
     return f"chatcmpl-{uuid.uuid4().hex}"
 
 
-def chat_completion(trace: Trace, model: str, chat_id: str) -> dict[str, Any]:
+def chat_completion(trace: Trace, model: str, chat_id: str, served_by: str | None = None) -> dict[str, Any]:
     return {"id": chat_id, "object": "chat.completion", "created": int(time.time()), "model": model,
             "choices": [{"index": 0, "message": {"role": "assistant", "content": answer_text(trace)},
                          "finish_reason": "stop", "logprobs": None}],
-            "usage": chat_usage(trace), "conductor": extension(trace)}
+            "usage": chat_usage(trace), "conductor": extension(trace, served_by)}
 
 
 def chunk(chat_id: str, model: str, delta: dict[str, Any], *, finish: str | None = None,
@@ -61,9 +62,9 @@ def chunk(chat_id: str, model: str, delta: dict[str, Any], *, finish: str | None
     return sse(body | (extra or {}))
 
 
-def usage_chunk(chat_id: str, model: str, trace: Trace) -> str:
+def usage_chunk(chat_id: str, model: str, trace: Trace, served_by: str | None = None) -> str:
     return sse({"id": chat_id, "object": "chat.completion.chunk", "created": int(time.time()), "model": model,
-                "choices": [], "usage": chat_usage(trace), "conductor": extension(trace)})
+                "choices": [], "usage": chat_usage(trace), "conductor": extension(trace, served_by)})
 
 
 def sse(body: dict[str, Any], event: str | None = None) -> str:
@@ -75,7 +76,7 @@ DONE = "data: [DONE]\n\n"
 
 
 def response_object(trace: Trace | None, model: str, resp_id: str | None = None,
-                    msg_id: str | None = None) -> dict[str, Any]:
+                    msg_id: str | None = None, served_by: str | None = None) -> dict[str, Any]:
     """The Responses API object; `trace=None` gives the in-progress shell a stream opens with."""
     resp_id, msg_id = resp_id or f"resp_{uuid.uuid4().hex}", msg_id or f"msg_{uuid.uuid4().hex}"
     if trace is None:
@@ -93,4 +94,4 @@ def response_object(trace: Trace | None, model: str, resp_id: str | None = None,
                       "total_tokens": u.input_tokens + u.output_tokens,
                       "input_tokens_details": {"cached_tokens": u.cached_input_tokens},
                       "output_tokens_details": {"reasoning_tokens": u.reasoning_tokens}},
-            "conductor": extension(trace)}
+            "conductor": extension(trace, served_by)}

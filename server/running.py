@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import uvicorn
-from fastapi import FastAPI
+from starlette.applications import Starlette
 
 
 def free_port() -> int:
@@ -19,7 +19,7 @@ def free_port() -> int:
 
 
 @contextmanager
-def running_server(app: FastAPI, *, port: int | None = None, log_level: str = "warning",
+def running_server(app: Starlette, *, port: int | None = None, log_level: str = "warning",
                    startup_timeout_s: float = 60.0) -> Iterator[str]:
     """Yield the base URL (`http://127.0.0.1:PORT`) while the server runs; stop it gracefully
     on exit (requests in flight finish, the app's shutdown runs)."""

@@ -14,9 +14,10 @@ from conductor.trace import Trace
 from conductor.types import Task
 from conductor.workers.pool import Pool
 from server.config import ServeConfig
+from server.catalog import Catalog
 from server.guards import Limits
 from server.metrics import Metrics
-from server.progress import Event, ReportingPlanner, current_events, reporting_pool
+from server.progress import Event, watch
 from server.recording import TraceStager
 from warehouse.records import Run
 
@@ -24,10 +25,9 @@ log = logging.getLogger("conductor.serve")
 
 
 class Service:
-    def __init__(self, config: ServeConfig, pool: Pool, planner: Planner, run: Run) -> None:
+    def __init__(self, config: ServeConfig, pool: Pool, catalog: Catalog, run: Run) -> None:
         self.config, self.run = config, run
-        self.pool = reporting_pool(pool)
-        self.planner = ReportingPlanner(planner)
+        self.pool, self.catalog = pool, catalog
         self.metrics = Metrics()
         self.limits = Limits(config.requests_per_minute, config.burst, config.concurrency_per_key)
         self.stager = TraceStager(config.staging_dir, config.flush_interval_s)
@@ -38,26 +38,25 @@ class Service:
                 if c is not None]
         return self.config.execution.model_copy(update={"max_usd_per_question": min(caps) if caps else None})
 
-    async def _solve(self, question: str, max_usd: float | None) -> Trace:
+    async def _solve(self, question: str, max_usd: float | None, planner: Planner) -> Trace:
         task = Task.adhoc(question, source="serve")
         try:
-            return await asyncio.wait_for(
-                plan_and_run(task, self.pool, self.planner, config=self.execution_for(max_usd),
-                             run_id=self.run.run_id),
-                self.config.request_timeout_s)
+            async with asyncio.timeout(self.config.request_timeout_s):
+                return await plan_and_run(task, self.pool, planner, config=self.execution_for(max_usd),
+                                          run_id=self.run.run_id)
         except TimeoutError:
             # The calls made so far are lost with the cancelled run; the request itself is kept.
             return Trace(problem_id=task.id, source=task.source, domain=task.domain, pool=self.pool.ids,
                          run_id=self.run.run_id, stop_reason=f"request timed out after {self.config.request_timeout_s:g}s",
                          wall_s=self.config.request_timeout_s)
 
-    def start(self, question: str, max_usd: float | None, key_id: str,
+    def start(self, question: str, max_usd: float | None, key_id: str, planner: Planner,
               events: asyncio.Queue[Event] | None = None) -> asyncio.Task[Trace]:
         """Start solving in its own task, which records the trace and frees the key's slot when it
         ends, whether or not the client is still there to read the answer."""
         ctx = copy_context()
-        ctx.run(current_events.set, events)
-        task = asyncio.get_running_loop().create_task(self._solve(question, max_usd), context=ctx)
+        ctx.run(watch, events)
+        task = asyncio.get_running_loop().create_task(self._solve(question, max_usd, planner), context=ctx)
         self.in_flight.add(task)
         task.add_done_callback(lambda t: self._finished(t, key_id))
         return task

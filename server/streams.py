@@ -26,22 +26,24 @@ async def progress(task: asyncio.Task[Trace], events: asyncio.Queue[Event]) -> A
 
 
 async def stream_chat(task: asyncio.Task[Trace], events: asyncio.Queue[Event], model: str,
-                      include_usage: bool) -> AsyncIterator[str]:
-    """The role, then one chunk per progress event (in the `conductor` extension field, with an
-    empty delta), then the answer as content, then usage (when asked), then [DONE]."""
+                      include_usage: bool, served_by: str | None = None) -> AsyncIterator[str]:
+    """The role, then one chunk per progress event (the workflow, then each step's start and
+    finish as they happen; in the `conductor` extension field, with an empty delta), then the
+    answer as content, then usage (when asked), then [DONE]."""
     chat_id = fmt.new_chat_id()
     yield fmt.chunk(chat_id, model, {"role": "assistant", "content": ""})
     async for event in progress(task, events):
         yield fmt.chunk(chat_id, model, {}, extra={"conductor": event})
     trace: Trace = task.result()
     yield fmt.chunk(chat_id, model, {"content": fmt.answer_text(trace)})
-    yield fmt.chunk(chat_id, model, {}, finish="stop", extra={"conductor": fmt.extension(trace)})
+    yield fmt.chunk(chat_id, model, {}, finish="stop", extra={"conductor": fmt.extension(trace, served_by)})
     if include_usage:
-        yield fmt.usage_chunk(chat_id, model, trace)
+        yield fmt.usage_chunk(chat_id, model, trace, served_by)
     yield fmt.DONE
 
 
-async def stream_response(task: asyncio.Task[Trace], events: asyncio.Queue[Event], model: str) -> AsyncIterator[str]:
+async def stream_response(task: asyncio.Task[Trace], events: asyncio.Queue[Event], model: str,
+                          served_by: str | None = None) -> AsyncIterator[str]:
     """The Responses API's stream: created, then progress as `response.conductor.progress` events
     (a type the client passes through untyped), then the message item with its text, then completed."""
     resp_id, msg_id = f"resp_{uuid.uuid4().hex}", f"msg_{uuid.uuid4().hex}"
@@ -62,6 +64,6 @@ async def stream_response(task: asyncio.Task[Trace], events: asyncio.Queue[Event
     yield send("response.output_text.delta", **where, delta=text, logprobs=[])
     yield send("response.output_text.done", **where, text=text, logprobs=[])
     yield send("response.content_part.done", **where, part={"type": "output_text", "text": text, "annotations": []})
-    done = fmt.response_object(trace, model, resp_id, msg_id)
+    done = fmt.response_object(trace, model, resp_id, msg_id, served_by)
     yield send("response.output_item.done", output_index=0, item=done["output"][0])
     yield send("response.completed", response=done)

@@ -29,7 +29,7 @@ from warehouse.store import TraceStore
 
 WORKFLOWS = 1000 if os.environ.get("CONDUCTOR_DRILL_FULL") == "1" else 120
 FAIL_RATE = 0.2
-TIMEOUT_S = 0.5
+TIMEOUT_S = 2.0  # the call timeout; a "timeout" fault replies after twice it (0.5 s was too short on a loaded 2-core machine: attempts timed out before the loopback saw them)
 KEY = "sk-drill"
 
 
@@ -104,9 +104,15 @@ def test_faulty_workers_leave_every_trace_stored_once_with_its_status_and_retrie
     assert {r["trace_id"] for r in rows} == set(statuses)
     for r in rows:  # the stored trace agrees with what the client was told
         assert (r["answer"] is not None) == (statuses[r["trace_id"]] == "answered"), r
-    # every attempt the loopback saw is a call or one of its counted retries
-    assert calls["calls"] + calls["retries"] == attempts, (calls, attempts, faults.sent)
-    assert calls["retries"] > 0
-    print(f"\n{WORKFLOWS} workflows, {attempts} attempts, faults sent {dict(faults.sent)}, "
-          f"calls {calls['calls']}, retries {calls['retries']}, failed calls {calls['failed']}, "
-          f"answered {sum(s == 'answered' for s in statuses.values())}")
+    # Every attempt the loopback saw is a call or one of its counted retries, and every fault it
+    # sent was retried or ended its call. Not equality: on a loaded machine some attempts time out
+    # (or lose their kept-alive connection) before the loopback reads them; the client counts those
+    # retries, the loopback never sees them (equal on an idle machine; see docs/benchmarks.md).
+    retries, failed, faults_sent = int(calls["retries"]), calls["failed"], attempts - faults.sent["ok"]
+    assert calls["calls"] + retries >= attempts, (calls, attempts, faults.sent)
+    assert retries + failed >= faults_sent > 0, (calls, attempts, faults.sent)
+    assert retries > 0
+    print(f"\n{WORKFLOWS} workflows, {attempts} attempts seen by the loopback, faults sent {dict(faults.sent)}, "
+          f"calls {calls['calls']}, retries {retries} (attempts unseen by the loopback: "
+          f"{calls['calls'] + retries - attempts}), failed calls {failed}, "
+          f"answered {sum(s == 'answered' for s in statuses.values())}, load average {os.getloadavg()[0]:.1f}")

@@ -6,7 +6,13 @@ in the server's log. A positive control shows the scan would find text the trace
 The second test does the same for a pipeline run: `conductor run` (the Prefect flow, with its
 temporary Prefect server) over the same loopback providers; the sentinels occur zero times in
 its warehouse, anywhere under its Prefect home (the Prefect database holds the flow's logs) and
-in its output. Not covered: the MLflow store (no MLflow writer on main yet; see docs/serve.md)."""
+in its output.
+
+The third covers the model's life: a short training run under Prefect, logged to MLflow and
+registered (conductor@challenger), an evaluation flow over the loopback providers, then
+`conductor serve` answering with that registered version; the sentinels occur zero times in
+any file of the home (DuckDB, mlflow.db, the MLflow artifacts), the Prefect home, the outputs
+and the server's log. (Not the nightly flow itself: it is not on main yet.)"""
 
 from __future__ import annotations
 
@@ -62,6 +68,29 @@ def _assert_keys_were_sent(loop: LoopbackServer) -> None:
     for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
         assert SENTINELS[name] in seen
     assert SENTINELS["GEMINI_API_KEY"] in seen or SENTINELS["GOOGLE_API_KEY"] in seen
+
+
+def _serve(args: list[str], env: dict[str, str], log: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """`conductor serve ARGS` on a free port, its stdout and stderr into `log`; waits for /health."""
+    port = free_port()
+    proc = subprocess.Popen([str(CONDUCTOR), "serve", *args, "--port", str(port)], env=env,
+                            stdout=open(log, "wb"), stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 120
+    while True:
+        assert proc.poll() is None, log.read_text()[-3000:]
+        try:
+            if httpx.get(url + "/health").status_code == 200:
+                return proc, url
+        except httpx.TransportError:
+            pass
+        assert time.monotonic() < deadline, "server did not start"
+        time.sleep(0.2)
+
+
+def _stop(proc: subprocess.Popen[bytes], log: Path) -> None:
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=60) == 0, log.read_text()[-3000:]
 
 
 def _env(home: Path, **more: str) -> dict[str, str]:
@@ -129,3 +158,52 @@ def test_sentinel_keys_never_reach_a_pipeline_runs_warehouse_prefect_home_or_out
     assert b"secrets-drill" in everything or b"w-openai" in everything  # positive control
     for secret in SENTINELS.values():
         assert secret.encode() not in everything, secret
+
+
+def test_sentinel_keys_never_reach_mlflow_prefect_or_the_warehouse_over_train_eval_and_serve(tmp_path):
+    from conductor.data.synthetic import generate_bank
+
+    loop = _loopback()
+    home, prefect_home, work = tmp_path / "home", tmp_path / "prefect", tmp_path / "work"
+    # the temporary Prefect server's default 20 s to start is too short on a loaded machine
+    # (as flows/cli.py sets for `conductor run`)
+    env = _env(home, PREFECT_HOME=str(prefect_home), MLFLOW_TRACKING_URI=f"sqlite:///{home / 'mlflow.db'}",
+               PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS="180")
+    env.pop("PREFECT_API_URL", None)
+    problems = tmp_path / "problems.jsonl"
+    chosen = [p for p in generate_bank(30, seed=3) if p.domain in ("math", "choice")][:3]
+    problems.write_text("".join(p.model_dump_json() + "\n" for p in chosen))
+    pool = _pool(tmp_path, loop.url)
+    with loop:
+        r = subprocess.run([sys.executable, str(Path(__file__).with_name("drill_secrets_pipeline.py")), str(work),
+                            str(pool), str(problems)], env=env, capture_output=True, timeout=900)
+        output = r.stdout + r.stderr
+        assert r.returncode == 0, output.decode(errors="replace")[-4000:]
+        assert b"DRILL-RESULT" in output
+        _assert_keys_were_sent(loop)  # the evaluation called every provider with its sentinel key
+        sent = len(loop.requests)
+        log = tmp_path / "serve.log"
+        proc, url = _serve(["--pool", str(pool)], env, log)
+        try:
+            c = openai.OpenAI(base_url=url + "/v1", api_key=SENTINELS["CONDUCTOR_SERVE_API_KEYS"], max_retries=0,
+                              timeout=300)
+            assert "conductor@challenger" in [m.id for m in c.models.list()]
+            trained = c.chat.completions.create(model="conductor@challenger", messages=[{"role": "user", "content": MARKER}])
+            assert trained.model_extra["conductor"]["served_by"] == "conductor/1"
+            answered = c.chat.completions.create(model="conductor", messages=[{"role": "user", "content": MARKER}])
+            assert answered.choices[0].message.content == "Paris"
+        finally:
+            _stop(proc, log)
+        assert len(loop.requests) > sent
+    with TraceStore(home / "warehouse.duckdb") as store:
+        assert ingest_staged(store, home / "staging").traces >= 2
+    files = [p for root in (home, prefect_home, work) for p in root.rglob("*") if p.is_file()]
+    names = {p.name for p in files}
+    assert {"mlflow.db", "warehouse.duckdb", "MLmodel", "model.safetensors"} <= names, names
+    assert any("mlartifacts" in p.parts for p in files) and any(p.suffix == ".db" and "prefect" in str(p) for p in files)
+    scanned = {str(p): p.read_bytes() for p in files} | {"pipeline output": output, "server log": log.read_bytes()}
+    everything = b"".join(scanned.values())
+    # positive controls: the scans see what the stores do hold
+    assert b"QMARKER-5521" in everything and b"w-openai" in everything and b"challenger" in everything
+    leaks = [(name, secret) for secret in SENTINELS.values() for name, data in scanned.items() if secret.encode() in data]
+    assert not leaks, leaks

@@ -28,7 +28,7 @@ ASK = [{"role": "user", "content": "What is 17 * 3?"}]
 def served(tmp_path_factory):
     home = tmp_path_factory.mktemp("serve")
     config = ServeConfig(pool_file=POOL, staging_dir=home / "staging", warehouse_path=home / "wh.duckdb",
-                         flush_interval_s=0.1, max_body_bytes=20_000)
+                         flush_interval_s=0.1, max_body_bytes=20_000, registry_uri=f"sqlite:///{home / 'none.db'}")
     with running_server(build_app(config, KeyRing([KEY, "sk-other"]))) as url:
         yield url, home
 
@@ -54,7 +54,7 @@ def test_stream_sends_workflow_then_progress_then_answer(client):
     events = [c.model_extra["conductor"]["event"] for c in chunks
               if c.model_extra.get("conductor", {}).get("event")]
     assert events[0] == "workflow"
-    assert events.count("call_started") == events.count("call_finished") == 4
+    assert events.count("step_started") == events.count("step_finished") == 4  # fanout: three attempts, an aggregator
     text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
     first_content = next(i for i, c in enumerate(chunks) if c.choices and c.choices[0].delta.content)
     last_event = max(i for i, c in enumerate(chunks) if c.model_extra.get("conductor", {}).get("event"))

@@ -59,15 +59,14 @@ async def call_worker(
         retry_after: float | None = None
         status: int | None = None
         try:
+            # asyncio.timeout, not wait_for: on Python 3.11 wait_for wraps the call in a task of its
+            # own, a cost that showed in the serving profile (benchmarks/serve.py)
             if slot is not None:
-                async with slot:
-                    completion = await asyncio.wait_for(
-                        worker.complete(messages, max_tokens=max_tokens, temperature=temperature), timeout
-                    )
+                async with slot, asyncio.timeout(timeout):
+                    completion = await worker.complete(messages, max_tokens=max_tokens, temperature=temperature)
             else:
-                completion = await asyncio.wait_for(
-                    worker.complete(messages, max_tokens=max_tokens, temperature=temperature), timeout
-                )
+                async with asyncio.timeout(timeout):
+                    completion = await worker.complete(messages, max_tokens=max_tokens, temperature=temperature)
         except TimeoutError:
             error, retryable = f"timed out after {timeout:g}s", True
         except WorkerError as exc:
