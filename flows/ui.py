@@ -171,6 +171,7 @@ class UIStack:
     mlflow_port: int = 5000
     pool: str = "local"
     worker: bool = True
+    mlflow: bool = True
     home: Path = field(default_factory=lambda: Settings().home)
     services: list[Service] = field(default_factory=list)
 
@@ -208,6 +209,8 @@ class UIStack:
                     {**base, "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}, f"{self.mlflow_url}/health",
                     logs / "mlflow.log"),
         ]
+        if not self.mlflow:
+            services = [s for s in services if s.name != "mlflow"]
         if self.worker:
             services.append(Service("prefect-worker", [_bin("prefect"), "worker", "start", "--pool", self.pool,
                                                        "--type", "process", "--name", f"conductor-ui-{self.pool}"],
@@ -218,7 +221,7 @@ class UIStack:
               after_prefect: Callable[[], None] | None = None) -> None:
         """Start the servers, wait for them to answer, then the worker. Raises UIError (having
         stopped what it started) when a port is taken or a service dies or never answers."""
-        for port in (self.prefect_port, self.mlflow_port):
+        for port in (self.prefect_port, *([self.mlflow_port] if self.mlflow else [])):
             if not port_free(port):
                 raise UIError(f"port {port} on {HOST} is taken (another `conductor ui`?); choose another"
                               " with --prefect-port / --mlflow-port")
