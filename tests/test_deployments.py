@@ -121,6 +121,12 @@ def test_the_scheduler_creates_upcoming_runs_at_the_scheduled_utc_times(server: 
         if set(want) <= names or time.monotonic() > deadline:
             break
         time.sleep(2)
+    # nightly-gpu is applied before weekly-full (file order); the scheduler's recent-deployments
+    # loop (every 5 s) has seen it once weekly-full has runs; one more loop to be sure.
+    time.sleep(6)
+    runs = client_call(server["url"], lambda c: c.read_flow_runs())
+    scheduled = [r for r in runs if r.auto_scheduled and r.state_name == "Scheduled"]
+    names = {by_id.get(r.deployment_id) for r in scheduled}
     assert set(want) <= names
     assert "nightly-gpu" not in names  # paused: schedules nothing until a GPU worker exists
     now = datetime.now(UTC)
