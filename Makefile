@@ -1,4 +1,4 @@
-# Two commands on a fresh machine: `make run` (the main job, local profile) and `make test`.
+# Two commands on a fresh machine: `make run` (the nightly pipeline, local profile) and `make test`.
 # Setup is idempotent: it reinstalls only when pyproject.toml changed.
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
@@ -27,7 +27,7 @@ $(STAMP): pyproject.toml
 setup: $(STAMP)
 
 run: setup
-	$(BIN)/conductor run --profile local
+	$(BIN)/conductor nightly --profile local
 
 test: setup
 	$(BIN)/python -m pytest
