@@ -10,8 +10,11 @@ What it does, in a fresh $CONDUCTOR_HOME (a temporary directory unless --home):
    free 127.0.0.1 ports, and applies deployments/prefect.yaml (`conductor deploy`);
 2. runs the `conductor-nightly/nightly` deployment --nights times through the worker (small
    parameters, one run_key per night), so the registry has versions and aliases;
-3. screenshots: the deployments page (schedules), the last nightly flow run and its Artifacts
-   tab, and the MLflow page of registered model `conductor` (versions, aliases);
+   After the first night v1 is forced to `champion` (`conductor model promote 1 --force`: a
+   2-step tiny model rarely passes the gate) so the second night meets a champion;
+3. screenshots: the deployments page (schedules), the last nightly flow run, its
+   `nightly-summary` and `nightly-results` artifacts, and the MLflow page of registered model
+   `conductor` (versions, aliases);
 4. checks each page's text (Chromium's --dump-dom) for what it must show and for "Can't connect",
    and each PNG for being more than a blank page; stops every service.
 
@@ -107,6 +110,13 @@ async def _run_nightly(nights: int, params: dict, timeout: float) -> list:
             if run.state_name != "Completed":
                 raise SystemExit(f"nightly flow run {run.name} ended {run.state_name}: {run.state.message}")
             runs.append(run)
+            if night == 0 and nights > 1:
+                # A 2-step tiny model rarely passes the gate; force v1 to champion (as a user would
+                # with `conductor model promote 1 --force`) so the next night meets a champion and
+                # the model page shows both aliases.
+                res = subprocess.run([str(Path(sys.executable).with_name("conductor")), "model", "promote", "1",
+                                      "--force"], capture_output=True, text=True, timeout=300)
+                print(f"  conductor model promote 1 --force: {(res.stdout + res.stderr).strip().splitlines()[-1:]}")
         if not runs:  # --nights 0 with --home: the last nightly run that completed there
             from prefect.client.schemas.filters import DeploymentFilter, DeploymentFilterId, FlowRunFilter
             from prefect.client.schemas.filters import FlowRunFilterState, FlowRunFilterStateName
@@ -119,6 +129,18 @@ async def _run_nightly(nights: int, params: dict, timeout: float) -> list:
             if not runs:
                 raise SystemExit("no completed nightly flow run in this home: run with --nights 1 or more")
     return runs
+
+
+async def _artifact(flow_run_id: object, key: str) -> str:
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterFlowRunId, ArtifactFilterKey
+
+    async with get_client() as client:
+        found = await client.read_artifacts(artifact_filter=ArtifactFilter(
+            flow_run_id=ArtifactFilterFlowRunId(any_=[flow_run_id]), key=ArtifactFilterKey(any_=[key])))
+    if not found:
+        raise SystemExit(f"the nightly flow run made no artifact {key!r}")
+    return str(found[0].id)
 
 
 def main() -> None:
@@ -155,10 +177,13 @@ def main() -> None:
               ["nightly", "champion-eval", "weekly-full", "nightly-gpu"])
         shoot(f"{p}/runs/flow-run/{last.id}", args.out / "prefect-nightly-flow-run.png",
               [last.name, "conductor-nightly"])
-        shoot(f"{p}/runs/flow-run/{last.id}?tab=Artifacts", args.out / "prefect-nightly-artifacts.png",
-              [last.name, "nightly-summary"])
+        # The run page opens on its Logs tab (its `?tab=` is not applied on a fresh load); the
+        # artifacts have pages of their own, linked from the run's Artifacts tab.
+        for key in ("nightly-summary", "nightly-results"):
+            artifact = asyncio.run(_artifact(last.id, key))
+            shoot(f"{p}/artifacts/artifact/{artifact}", args.out / f"prefect-{key}-artifact.png", [key, last.name])
         shoot(f"{m}/#/models/conductor", args.out / "mlflow-model-conductor.png",
-              ["conductor", "Version 1", "Version 2", "champion"])
+              ["conductor", "Version 1", "Version 2", "champion", "challenger"], size=(1800, 1000))
         if args.keep:
             print(f"Prefect UI {p}  MLflow UI {m}  (Ctrl-C stops them)")
             while True:
