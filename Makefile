@@ -1,4 +1,4 @@
-# Two commands on a fresh machine: `make run` (the main job, local profile) and `make test`.
+# Two commands on a fresh machine: `make run` (the nightly pipeline, local profile) and `make test`.
 # Setup is idempotent: it reinstalls only when pyproject.toml changed.
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
@@ -13,7 +13,7 @@ export HF_HUB_OFFLINE ?= 1
 export HF_DATASETS_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: setup run test bench clean
+.PHONY: setup run test bench clean ui deploy
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -27,10 +27,20 @@ $(STAMP): pyproject.toml
 setup: $(STAMP)
 
 run: setup
-	$(BIN)/conductor run --profile local
+	$(BIN)/conductor nightly --profile local
 
 test: setup
 	$(BIN)/python -m pytest
+
+# The Prefect server (UI + API), a `local`-pool worker and the MLflow UI on 127.0.0.1 until Ctrl-C.
+UI_PREFECT_PORT ?= 4200
+UI_MLFLOW_PORT ?= 5000
+ui: setup
+	$(BIN)/conductor ui --prefect-port $(UI_PREFECT_PORT) --mlflow-port $(UI_MLFLOW_PORT)
+
+# Work pools + deployments (deployments/prefect.yaml) on the server `make ui` runs (or PREFECT_API_URL).
+deploy: setup
+	PREFECT_API_URL=$${PREFECT_API_URL:-http://127.0.0.1:$(UI_PREFECT_PORT)/api} $(BIN)/conductor deploy
 
 bench: setup
 	$(BIN)/python benchmarks/executor.py

@@ -116,6 +116,80 @@ def _ensure_prefect_home() -> None:
     os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "180")
 
 
+def nightly(
+    profile: str = typer.Option("local", help=Settings.model_fields["profile"].description),
+    steps: int = typer.Option(2, help="GRPO steps this night (from the champion, else the SFT warm start)."),
+    chunk_steps: int = typer.Option(1, help="GRPO steps per checkpointed chunk (a retried chunk resumes)."),
+    heldout: int = typer.Option(24, "--heldout", help="Held-out problems the challenger and champion are compared on."),
+    baseline: list[str] = typer.Option(None, "--baseline", "-b", help="Baseline method specs evaluated beside them"
+                                       " (default: random)."),
+    pool_file: Path = typer.Option(None, "--pool", help="Pool YAML file (default: the profile's pool)."),
+    margin: float = typer.Option(0.0, help="Accuracy the challenger must win by (0.02 = 2 points)."),
+    confidence: float = typer.Option(0.95, help="Confidence of the paired comparison."),
+    cost_bound: float = typer.Option(0.10, help="x: challenger $/question <= champion's x (1 + x)."),
+    gate_method: str = typer.Option("bootstrap", help="bootstrap or mcnemar."),
+    seed: int = typer.Option(None, help="Seed (default: the profile's)."),
+    run_key: str = typer.Option(None, help="Names the night (default: today's UTC date); a rerun with the same"
+                                " key reuses the stages that completed, a new key starts a new night."),
+    db: Path = typer.Option(None, help="Warehouse file (default: $CONDUCTOR_HOME/warehouse.duckdb)."),
+) -> None:
+    """The nightly pipeline (`make run`): curate, train, evaluate challenger vs champion, costs, the
+    promotion gate, a summary. Runs as the Prefect flow `conductor-nightly`."""
+    _ensure_prefect_home()
+    from conductor.cli.common import user_errors
+    from conductor.config import load_settings
+    from conductor.evaluation.methods import MethodSpecError
+    from conductor.workers.pool import PoolError
+
+    settings = load_settings(profile=profile)
+    from flows.prefect_server import start_tied_temporary_server
+    from flows.nightly import nightly_flow
+
+    server = start_tied_temporary_server()
+    with user_errors(MethodSpecError, PoolError, ValueError, FileNotFoundError), _ctrl_c_stops_solving():
+        try:
+            summary = nightly_flow(profile=profile, steps=steps, chunk_steps=chunk_steps, heldout_problems=heldout,
+                                   baselines=baseline or None, pool_file=str(pool_file) if pool_file else None,
+                                   margin=margin, confidence=confidence, cost_bound=cost_bound,
+                                   gate_method=gate_method, seed=settings.seed if seed is None else seed,
+                                   run_key=run_key, db_path=str(db) if db else None)
+        except (KeyboardInterrupt, asyncio.CancelledError):
+            console.print("nightly cancelled: completed stages are cached; rerun with the same --run-key to go on")
+            raise typer.Exit(130) from None
+    del server  # stops with this process
+    print_nightly(summary)
+
+
+def print_nightly(summary) -> None:  # noqa: ANN001 - flows.nightly.NightlySummary
+    sim = " (simulated pool: these figures describe the simulation, not real models)" if summary.simulated else ""
+    console.print(f"\nNightly {summary.run_key} ({summary.profile}){sim}", soft_wrap=True)
+    after = f"v{summary.champion_version_after}" if summary.champion_version_after else "none"
+    console.print(f"model: conductor v{summary.challenger_version}, alias challenger"
+                  f"{' and champion' if summary.promoted else ''}; champion now {after}", soft_wrap=True)
+    console.print(f"gate vs {summary.compared_with}: {'PROMOTED' if summary.promoted else 'kept out'} - "
+                  f"{summary.reason}", soft_wrap=True, markup=False)
+    print_table(console, pa.Table.from_pylist([
+        {"method": k, "accuracy": round(v, 4), "usd_per_question": round(summary.usd_per_question[k], 6),
+         "questions": summary.questions} for k, v in summary.accuracy.items()]))
+    console.print(f"spent: ${summary.usd_training + summary.usd_evaluation:.4f} (training ${summary.usd_training:.4f},"
+                  f" evaluation ${summary.usd_evaluation:.4f}){' - simulated prices' if summary.simulated else ''}",
+                  soft_wrap=True)
+    api = os.environ.get("PREFECT_API_URL", "")
+    ui = (api.removesuffix("/api") if api else "http://127.0.0.1:4200") + f"/runs/flow-run/{summary.flow_run_id}"
+    how = "" if api else " (after `make ui`: it serves this run's $PREFECT_HOME database)"
+    console.print(
+        "where to look:\n"
+        f"  Prefect UI: {ui}{how}\n"
+        f"  MLflow UI:  {summary.links.get('model_version', '')}  (`mlflow ui --backend-store-uri "
+        f"{summary.links.get('store', '')}`)\n"
+        f"  results:    {summary.out_dir}/results.md\n"
+        f"  SQL:        conductor sql \"SELECT * FROM v_nightly ORDER BY started_at DESC\"\n"
+        f"              conductor sql \"SELECT spec, avg(correct::INT) AS accuracy, avg(cost_usd) AS usd "
+        f"FROM v_question_outcomes WHERE evaluation_id = '{summary.evaluation_id}' GROUP BY spec\"",
+        soft_wrap=True, markup=False)
+
+
 def register(app: typer.Typer) -> None:
     """Add this layer's commands to the `conductor` CLI."""
     app.command("run")(run)
+    app.command("nightly")(nightly)

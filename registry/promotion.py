@@ -152,6 +152,7 @@ def _record(client, decision: Decision) -> None:  # noqa: ANN001
     tags = {
         "gate.decision": outcome, "gate.action": decision.action, "gate.reason": decision.reason[:5000],
         "gate.promotion_id": decision.promotion_id, "gate.champion_version": decision.champion_version or "",
+        "gate.baseline": decision.baseline or "",
         "gate.decided_at": decision.decided_at.isoformat(), "gate.figures": json.dumps(decision.figures, default=str)[:5000],
     }
     for key, value in tags.items():

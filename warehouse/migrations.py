@@ -26,6 +26,7 @@ MIGRATIONS: list[str] = [
     "m006_trace_usage_simulated_runs",
     "m007_finished_runs_only",
     "m008_evaluation_costs",
+    "m009_nightly",
 ]
 LATEST = len(MIGRATIONS)  # the schema version: how many migrations this code knows
 

@@ -1,0 +1,33 @@
+"""The nightly pipeline's reads: per-question outcomes of an evaluation by method spec (the
+promotion gate's paired input), from the `v_question_outcomes` view (m009)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from warehouse.store import TraceStore
+
+
+def question_outcomes(store: TraceStore, evaluation_id: str) -> dict[str, dict[str, dict[str, Any]]]:
+    """spec -> {"correct": {problem_id: bool}, "cost_usd": {problem_id: $}} for the first repeat
+    of every method of the evaluation (finished runs only)."""
+    rows = store.query(
+        "SELECT spec, problem_id, correct, cost_usd FROM v_question_outcomes"
+        " WHERE evaluation_id = ? AND repeat = 0 ORDER BY spec, problem_id", [evaluation_id]).to_pylist()
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    for row in rows:
+        side = out.setdefault(row["spec"], {"correct": {}, "cost_usd": {}})
+        side["correct"][row["problem_id"]] = bool(row["correct"])
+        side["cost_usd"][row["problem_id"]] = float(row["cost_usd"] or 0.0)
+    return out
+
+
+def spend(store: TraceStore, run_ids: list[str]) -> float:
+    """$ of the stored calls of these runs: run ids, evaluation ids (all their runs) or MLflow run
+    ids (the warehouse run that recorded that training)."""
+    value = store.query(
+        "SELECT coalesce(sum(c.cost_usd), 0) AS usd FROM calls c LEFT JOIN runs r ON r.run_id = c.run_id"
+        " WHERE list_contains(?, c.run_id) OR list_contains(?, r.mlflow_run_id)"
+        " OR list_contains(?, json_extract_string(r.params, '$.evaluation_id'))",
+        [run_ids, run_ids, run_ids]).column(0)[0].as_py()
+    return float(value or 0.0)
