@@ -5,11 +5,15 @@ an evaluation reports. Thin: the work is in conductor.evaluation and warehouse.e
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
-from prefect import task
+from prefect import get_client, task
 from prefect.cache_policies import NO_CACHE
+from prefect.concurrency.sync import concurrency
 
 from conductor.data.schema import Problem
 from conductor.methods import Method
@@ -33,11 +37,63 @@ class LockedBatches(TraceBatches):
 # solve is an experiment.
 @task(name="solve-benchmark", cache_policy=NO_CACHE, task_run_name="{benchmark}-{method_name}-r{repeat}")
 def solve_benchmark(problems: list[Problem], method: Method, run_id: str, benchmark: str, method_name: str,
-                    repeat: int, seed: int = 0, db_path: str | None = None, batch_size: int = 100) -> int:
-    """Solve one benchmark's problems with one Method in one repeat; returns how many were recorded."""
+                    repeat: int, seed: int = 0, db_path: str | None = None, batch_size: int = 100,
+                    limits: Sequence[str] = ()) -> int:
+    """Solve one benchmark's problems with one Method in one repeat; returns how many were recorded.
+    `limits`: Prefect global concurrency limits (one per provider the method's pool uses), one
+    slot of each held for the whole solve; strict: a missing limit is an error, never unbounded."""
     sink = LockedBatches(db_path, batch_size)
-    asyncio.run(_solve(problems, method, run_id, seed, sink))
+    held = concurrency(list(limits), occupy=1, strict=True) if limits else contextlib.nullcontext()
+    with held:
+        asyncio.run(_solve(problems, method, run_id, seed, sink))
     return sink.recorded
+
+
+PROVIDER_LIMIT_PREFIX = "conductor-provider-"
+
+
+def provider_limit_name(provider: str) -> str:
+    return f"{PROVIDER_LIMIT_PREFIX}{provider}"
+
+
+@task(name="ensure-provider-limits", retries=2, retry_delay_seconds=[1, 5], cache_policy=NO_CACHE)
+def ensure_provider_limits(providers: Sequence[str], default: int, explicit: Mapping[str, int]) -> dict[str, int]:
+    """Create `conductor-provider-<provider>` for each provider (idempotent): a missing limit gets
+    `explicit[provider]` or `default`; an existing one is set to `explicit[provider]` when given,
+    else left as it is (an operator may have tuned it). Returns name -> limit on the server."""
+    from prefect.client.schemas.actions import GlobalConcurrencyLimitCreate, GlobalConcurrencyLimitUpdate
+    from prefect.exceptions import ObjectAlreadyExists, ObjectNotFound
+
+    out: dict[str, int] = {}
+    with get_client(sync_client=True) as client:
+        for provider in sorted(set(providers)):
+            name, want = provider_limit_name(provider), explicit.get(provider)
+            try:
+                current = client.read_global_concurrency_limit_by_name(name)
+            except ObjectNotFound:
+                try:
+                    client.create_global_concurrency_limit(
+                        GlobalConcurrencyLimitCreate(name=name, limit=want or default))
+                except ObjectAlreadyExists:  # another flow made it meanwhile
+                    pass
+                current = client.read_global_concurrency_limit_by_name(name)
+            if want is not None and current.limit != want:
+                client.update_global_concurrency_limit(name, GlobalConcurrencyLimitUpdate(limit=want))
+                current = client.read_global_concurrency_limit_by_name(name)
+            out[name] = current.limit
+    return out
+
+
+@task(name="log-evaluation-to-mlflow", retries=2, retry_delay_seconds=[1, 5], cache_policy=NO_CACHE)
+def log_evaluation(evaluation_id: str, params: Mapping[str, Any], scores: Sequence[Mapping[str, Any]],
+                   table_markdown: str, costs_markdown: str, plots: Sequence[str], simulated: bool) -> dict[str, str]:
+    from registry.evaluation import EXPERIMENT
+    from registry.evaluation import log_evaluation as log
+
+    logged = log(evaluation_id, params=params, scores=scores, table_markdown=table_markdown,
+                 costs_markdown=costs_markdown, plots=[Path(p) for p in plots], simulated=simulated)
+    return {"run_id": logged.run_id, "experiment": EXPERIMENT, "experiment_id": logged.experiment_id,
+            "tracking_uri": logged.tracking_uri, "artifact_uri": logged.artifact_uri}
 
 
 @task(name="fill-costs", retries=2, retry_delay_seconds=[1, 5], cache_policy=NO_CACHE)
