@@ -27,9 +27,15 @@ from warehouse.store import TraceStore
 _WRITE_LOCK = threading.Lock()
 
 
+def write_lock() -> threading.Lock:
+    """The lock, reached through a function: a task's function is pickled by value when it runs on
+    Dask (prefect-dask), and a module-level lock named in it directly cannot be pickled."""
+    return _WRITE_LOCK
+
+
 class LockedBatches(TraceBatches):
     def flush(self) -> None:
-        with _WRITE_LOCK:
+        with write_lock():
             super().flush()
 
 
@@ -98,14 +104,14 @@ def log_evaluation(evaluation_id: str, params: Mapping[str, Any], scores: Sequen
 
 @task(name="fill-costs", retries=2, retry_delay_seconds=[1, 5], cache_policy=NO_CACHE)
 def fill_costs(run_id: str, db_path: str | None = None) -> int:
-    with _WRITE_LOCK, TraceStore(warehouse_file(db_path)) as store:
+    with write_lock(), TraceStore(warehouse_file(db_path)) as store:
         return wh.fill_costs(store, run_id)
 
 
 @task(name="evaluation-figures", retries=2, retry_delay_seconds=[1, 5], cache_policy=NO_CACHE)
 def evaluation_figures(run_id: str, db_path: str | None = None) -> dict[str, list[dict[str, Any]]]:
     """Everything the table, the cost report and the plots need, read once."""
-    with _WRITE_LOCK, TraceStore(warehouse_file(db_path)) as store:
+    with write_lock(), TraceStore(warehouse_file(db_path)) as store:
         return {
             "runs": wh.runs_of(store, run_id),
             "scores": wh.repeat_scores(store, run_id),
