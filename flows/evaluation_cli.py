@@ -85,8 +85,7 @@ def eval_(
         result = evaluation_flow(cfg, db_path=str(db) if db else None)
     console.print(f"evaluation {result.evaluation_id}" + (" (a simulated pool: an environment, not a benchmark)"
                                                           if result.simulated else ""))
-    for warning in result.warnings:
-        console.print(warning, soft_wrap=True, markup=False)
+    # result.warnings (old prices) were logged once by the flow, on this console too
     console.print(result.table_markdown, soft_wrap=True, markup=False)
     console.print(result.costs_markdown, soft_wrap=True, markup=False)
     console.print(f"table and plots: {result.out_dir}\ncosts: conductor costs --run {result.evaluation_id}",
@@ -126,9 +125,9 @@ def costs(
     console.print(f"run {run}: ${total:.4f} over {sum(r['calls'] for r in by_worker)} calls", soft_wrap=True)
     print_table(console, pa.Table.from_pylist(by_worker))
     print_table(console, pa.Table.from_pylist(by_bench))
-    own = conductor_generation_usd(by_worker)
+    own = {m: usd for m, usd in conductor_generation_usd(by_worker).items() if usd}
     console.print("the Conductor's own generation (included above, role conductor): " + (", ".join(
-        f"{m} ${usd:.4f}" for m, usd in own.items()) or "none"), soft_wrap=True, markup=False)
+        f"{m} ${usd:.4f}" for m, usd in own.items()) or "$0 (in-process planners)"), soft_wrap=True, markup=False)
     warning = stale_prices(dates, datetime.now(UTC).date(), max_age_days)
     if warning:
         console.print(warning, soft_wrap=True, markup=False)
