@@ -79,8 +79,8 @@ def test_budget_is_five_samples_and_a_vote(fast_pool: Path) -> None:
 
 def test_single_worker_accuracy_matches_its_configured_skill(fast_pool: Path) -> None:
     # >= 500 simulated problems of the text domains; code needs the sandbox, and its skill is checked the same way
-    problems = [p for p in generate_bank(800, seed=11) if p.domain in ("math", "choice")]
-    assert len(problems) >= 400
+    problems = [p for p in generate_bank(1100, seed=11) if p.domain in ("math", "choice")]
+    assert len(problems) >= 500
     skills = yaml.safe_load(fast_pool.read_text())["workers"][1]["options"]["skills"]  # sim-coder
     traces = _run("single:sim-coder", fast_pool, problems)
     for domain in ("math", "choice"):
