@@ -31,7 +31,8 @@ from conductor.workers.pool import read_pool_file
 from flows.curation import curation_flow
 from conductor.evaluation.report import artifact_markdown, costs_markdown, write_plots, write_table
 from tasks.evaluation import (
-    ensure_provider_limits, evaluation_figures, fill_costs, log_evaluation, provider_limit_name, solve_benchmark,
+    ensure_provider_limits, evaluation_figures, fill_costs, log_evaluation, provider_limit_name, record_runs,
+    solve_benchmark,
 )
 from tasks.records import abandon_dead_runs, record_problems, record_run
 from warehouse.records import Run
@@ -122,27 +123,31 @@ def evaluation_flow(cfg: EvalConfig, db_path: str | None = None,
     for w in warnings:
         logger.warning(w)
     runs: list[Run] = []
+    plans = []
+    for spec, method in zip(cfg.methods, methods):
+        for r in range(cfg.repeats):
+            m = method if r == 0 else type(method)(method.planner, repeat_pool_file(
+                method.pool_file, r, out_dir / "pools"), method.execution, method.offer)
+            run = Run(run_id=new_id(), kind="eval", method=method.name, simulated=method.simulated,
+                      params={"evaluation_id": evaluation_id, "repeat": r, "spec": spec, "setting": cfg.setting,
+                              "pool_file": str(m.pool_file), "execution": m.execution.model_dump(),
+                              "prices_checked": pool_price_dates(read_pool_file(m.pool_file))}, **base)
+            runs.append(run)
+            plans.append((method, m, r, run))
+    record_runs(runs, db_path)
     futures = []
     with _task_runner(cfg) as runner:
-        for spec, method in zip(cfg.methods, methods):
-            for r in range(cfg.repeats):
-                m = method if r == 0 else type(method)(method.planner, repeat_pool_file(
-                    method.pool_file, r, out_dir / "pools"), method.execution, method.offer)
-                run = Run(run_id=new_id(), kind="eval", method=method.name, simulated=method.simulated,
-                          params={"evaluation_id": evaluation_id, "repeat": r, "spec": spec, "setting": cfg.setting,
-                                  "pool_file": str(m.pool_file), "execution": m.execution.model_dump(),
-                                  "prices_checked": pool_price_dates(read_pool_file(m.pool_file))}, **base)
-                record_run(run, db_path)
-                runs.append(run)
-                for name, ps in benchmarks.items():
-                    futures.append(runner.submit(solve_benchmark, parameters=dict(
-                        problems=ps, method=m, run_id=run.run_id, benchmark=name, method_name=method.name,
-                        repeat=r, seed=cfg.seed * 1000 + r, db_path=db_path,
-                        limits=[provider_limit_name(p) for p in providers[method.name]])))
+        for method, m, r, run in plans:
+            groups = benchmarks if cfg.task_per_benchmark else {"all": chosen}
+            for name, ps in groups.items():
+                futures.append(runner.submit(solve_benchmark, parameters=dict(
+                    problems=ps, method=m, run_id=run.run_id, benchmark=name, method_name=method.name,
+                    repeat=r, seed=cfg.seed * 1000 + r, db_path=db_path,
+                    limits=[provider_limit_name(p) for p in providers[method.name]])))
         failed = [f for f in futures if f.wait() is None and f.state.is_failed()]
     status = "failed" if failed else "finished"
-    for run in [*runs, parent]:
-        record_run(run.model_copy(update={"status": status, "finished_at": datetime.now(UTC)}), db_path)
+    record_runs([run.model_copy(update={"status": status, "finished_at": datetime.now(UTC)}) for run in [*runs, parent]],
+                db_path)
     if failed:
         raise RuntimeError(f"{len(failed)} of {len(futures)} benchmark x method tasks failed; see the Prefect logs")
     fill_costs(evaluation_id, db_path)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -17,9 +18,11 @@ from prefect.concurrency.sync import concurrency
 
 from conductor.data.schema import Problem
 from conductor.methods import Method
+from conductor.trace import Trace
 from tasks.solve import TraceBatches, _solve
-from tasks.traces import warehouse_file
+from tasks.traces import record_traces, warehouse_file
 from warehouse import evaluation as wh
+from warehouse.records import Run
 from warehouse.store import TraceStore
 
 # Benchmark x method tasks run in threads of one process, and DuckDB takes one writer at a
@@ -34,9 +37,37 @@ def write_lock() -> threading.Lock:
 
 
 class LockedBatches(TraceBatches):
-    def flush(self) -> None:
+    """Batches written by a writer thread of their own, so that the event loop keeps solving while
+    DuckDB writes (a write of 100 traces blocked every question in flight for ~0.3 s: profiled in
+    docs/evaluation.md, "Speed"); batches of all tasks are still written one at a time (the lock).
+    `flush` writes what is left and waits for every batch, raising a failed write."""
+
+    def __init__(self, db_path: str | None, size: int) -> None:
+        super().__init__(db_path, size)
+        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="trace-writer")
+        self._writes: list[Future[None]] = []
+
+    def _write(self, batch: list[Trace]) -> None:
         with write_lock():
-            super().flush()
+            record_traces.fn(batch, self.db_path)
+        self.recorded += len(batch)  # one writer thread: no race
+
+    def add(self, trace: Trace) -> None:
+        self.pending.append(trace)
+        if len(self.pending) >= self.size:
+            batch, self.pending = self.pending, []
+            self._writes.append(self._writer.submit(self._write, batch))
+
+    def flush(self) -> None:
+        if self.pending:
+            batch, self.pending = self.pending, []
+            self._writes.append(self._writer.submit(self._write, batch))
+        writes, self._writes = self._writes, []
+        for w in writes:
+            w.result()
+
+    def close(self) -> None:
+        self._writer.shutdown(wait=True)
 
 
 # No retries (every call retries already; a rerun would pay for every call again). NO_CACHE: a
@@ -45,14 +76,25 @@ class LockedBatches(TraceBatches):
 def solve_benchmark(problems: list[Problem], method: Method, run_id: str, benchmark: str, method_name: str,
                     repeat: int, seed: int = 0, db_path: str | None = None, batch_size: int = 100,
                     limits: Sequence[str] = ()) -> int:
-    """Solve one benchmark's problems with one Method in one repeat; returns how many were recorded.
+    """Solve one benchmark's problems (or every benchmark's: `benchmark="all"`; traces carry their
+    source) with one Method in one repeat; returns how many were recorded.
     `limits`: Prefect global concurrency limits (one per provider the method's pool uses), one
     slot of each held for the whole solve; strict: a missing limit is an error, never unbounded."""
     sink = LockedBatches(db_path, batch_size)
     held = concurrency(list(limits), occupy=1, strict=True) if limits else contextlib.nullcontext()
-    with held:
-        asyncio.run(_solve(problems, method, run_id, seed, sink))
+    try:
+        with held:
+            asyncio.run(_solve(problems, method, run_id, seed, sink))
+    finally:
+        sink.close()
     return sink.recorded
+
+
+@task(name="record-runs", retries=3, retry_delay_seconds=[1, 5, 20], cache_policy=NO_CACHE)
+def record_runs(runs: Sequence[Run], db_path: str | None = None) -> None:
+    """Every run row of an evaluation in one write (one Prefect task and one DuckDB open, not one per run)."""
+    with write_lock(), TraceStore(warehouse_file(db_path)) as store:
+        store.write_runs(list(runs))
 
 
 PROVIDER_LIMIT_PREFIX = "conductor-provider-"

@@ -13,7 +13,8 @@ import yaml
 
 from conductor.data.synthetic import generate_bank
 from conductor.evaluation.config import EvalConfig
-from warehouse.store import TraceStore
+from flows.evaluation import evaluation_flow  # at collection, as the other flow tests: Prefect's console
+from warehouse.store import TraceStore        # handler then writes to pytest's stream, not a CliRunner's
 
 REPO = Path(__file__).resolve().parent.parent
 METHODS = ["single:sim-small", "template:chain"]
@@ -37,11 +38,11 @@ def _cfg(setup: dict, name: str, **kw: object) -> EvalConfig:
 
 
 def _windows(db: Path, evaluation_id: str) -> list[tuple[datetime, datetime]]:
-    """Per solve-benchmark task (run x benchmark): from its first recorded question to its last."""
+    """Per solve-benchmark task (one per run: method x repeat): from its first recorded question to its last."""
     with TraceStore(db) as store:
         rows = store.query("""
             SELECT min(t.created_at), max(t.created_at) FROM traces t JOIN runs r USING (run_id)
-            WHERE r.params->>'evaluation_id' = ? AND t.depth = 0 GROUP BY t.run_id, t.source""",
+            WHERE r.params->>'evaluation_id' = ? AND t.depth = 0 GROUP BY t.run_id""",
                            [evaluation_id]).to_pylist()
     return [tuple(r.values()) for r in rows]  # type: ignore[misc]
 
@@ -64,19 +65,19 @@ def _read_limit(name: str) -> int:
 
 def test_provider_limits_are_created_and_bound_the_tasks_using_a_provider(setup: dict,
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    from flows.evaluation import evaluation_flow
-
     # one question at a time inside a task, so each task's window is long and tasks would overlap
     monkeypatch.setenv("CONDUCTOR_EXECUTION__QUESTIONS_IN_FLIGHT", "1")
-    one = evaluation_flow(_cfg(setup, "one", provider_limits={"simulated": 1}), db_path=str(setup["dir"] / "a.duckdb"))
+    one = evaluation_flow(_cfg(setup, "one", repeats=2, provider_limits={"simulated": 1}),
+                          db_path=str(setup["dir"] / "a.duckdb"))
     assert one.provider_limits == {"conductor-provider-simulated": 1}
     assert _read_limit("conductor-provider-simulated") == 1  # on the server
     windows = _windows(setup["dir"] / "a.duckdb", one.evaluation_id)
-    assert len(windows) == 4  # 2 methods x 2 benchmarks
+    assert len(windows) == 4  # 2 methods x 2 repeats
     assert _max_overlap(windows) == 1
 
     # the same flow again: idempotent; the explicit value is set on the existing limit
-    two = evaluation_flow(_cfg(setup, "two", provider_limits={"simulated": 2}), db_path=str(setup["dir"] / "b.duckdb"))
+    two = evaluation_flow(_cfg(setup, "two", repeats=2, provider_limits={"simulated": 2}),
+                          db_path=str(setup["dir"] / "b.duckdb"))
     assert _read_limit("conductor-provider-simulated") == 2
     assert _max_overlap(_windows(setup["dir"] / "b.duckdb", two.evaluation_id)) == 2  # 4 threads, 2 slots
 
@@ -96,8 +97,6 @@ def _outcomes(db: Path, evaluation_id: str) -> list[tuple]:
 
 def test_dask_task_runner_on_a_local_cluster_gives_the_thread_runners_results(setup: dict) -> None:
     from distributed import LocalCluster
-
-    from flows.evaluation import evaluation_flow
 
     threads = evaluation_flow(_cfg(setup, "threads", repeats=2), db_path=str(setup["dir"] / "t.duckdb"))
     with LocalCluster(processes=False, n_workers=1, threads_per_worker=2, dashboard_address=None) as cluster:

@@ -46,5 +46,8 @@ class EvalConfig(BaseModel):
                                                      " cost: $/GPU-hour x its generation time.")
     conductor_prices: Prices | None = Field(default=None, description="An endpoint Conductor's token prices"
                                             " (USD per 1M tokens: input, output).")
+    task_per_benchmark: bool = Field(default=False, description="One Prefect task per benchmark x method x"
+                                     " repeat; default: one per method x repeat, its benchmarks' questions in one"
+                                     " event loop (no drain between benchmarks, a third of the task overhead).")
     log_to_mlflow: bool = Field(default=True, description="Log metrics, the table and the plots as an MLflow run"
                                 " (experiment conductor-evaluation).")
