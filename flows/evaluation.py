@@ -143,7 +143,8 @@ def evaluation_flow(cfg: EvalConfig, db_path: str | None = None,
                 futures.append(runner.submit(solve_benchmark, parameters=dict(
                     problems=ps, method=m, run_id=run.run_id, benchmark=name, method_name=method.name,
                     repeat=r, seed=cfg.seed * 1000 + r, db_path=db_path,
-                    limits=[provider_limit_name(p) for p in providers[method.name]])))
+                    limits=[provider_limit_name(p) for p in providers[method.name]] if cfg.use_provider_limits
+                    else [])))
         failed = [f for f in futures if f.wait() is None and f.state.is_failed()]
     status = "failed" if failed else "finished"
     record_runs([run.model_copy(update={"status": status, "finished_at": datetime.now(UTC)}) for run in [*runs, parent]],

@@ -35,6 +35,8 @@ class EvalConfig(BaseModel):
                                 " `conductor-provider-<provider>`: how many benchmark x method tasks may use one"
                                 " provider at once, across every flow on the server. Created when missing; an"
                                 " existing limit keeps its value unless --provider-limits names it.")
+    use_provider_limits: bool = Field(default=True, description="Hold the per-provider global concurrency"
+                                      " limits (false: only the task runner's --concurrency bounds the tasks).")
     provider_limits: dict[str, int] = Field(default_factory=dict, description="Per-provider limits (provider ->"
                                             " slots), set on the server (created or updated) by the flow.")
     task_runner: Literal["threads", "dask"] = Field(default="threads", description="threads (one process) or"
