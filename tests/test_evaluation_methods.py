@@ -66,8 +66,9 @@ def test_reflect_makes_its_rounds_each_reading_the_last(fast_pool: Path) -> None
     traces = _run("reflect:sim-small", fast_pool, problems)
     for t in traces:
         assert t.parse_status == "ok", t.parse_error
-        assert _worker_calls(t) == ["sim-small"] * (REFLECT_ROUNDS + 1)
-        assert [s.reads for s in t.steps] == [[]] + [[i] for i in range(REFLECT_ROUNDS)]
+        # the paper's 5 rounds, literally: an answer, then 5 critique-and-revise steps
+        assert REFLECT_ROUNDS == 5 and _worker_calls(t) == ["sim-small"] * 6
+        assert [s.reads for s in t.steps] == [[]] + [[i] for i in range(5)]
 
 
 def test_budget_is_five_samples_and_a_vote(fast_pool: Path) -> None:
