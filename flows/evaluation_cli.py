@@ -52,6 +52,7 @@ def eval_(
 
     from conductor.config import load_settings
     from conductor.evaluation.methods import MethodSpecError, check_specs
+    from conductor.models.resolve import resolve_conductor  # models:/ through registry/'s resolver
     from conductor.workers.pool import PoolError
     from flows.cli import _ctrl_c_stops_solving, _ensure_prefect_home
 
@@ -78,11 +79,12 @@ def eval_(
                          conductor_prices=prices, log_to_mlflow=mlflow)  # type: ignore[arg-type]
         if problems is not None and not problems.is_file():
             raise FileNotFoundError(f"--problems {problems}: no such file")
-        check_specs(cfg.methods, cfg.pool_file or load_settings(profile=profile).pool_file)
+        check_specs(cfg.methods, cfg.pool_file or load_settings(profile=profile).pool_file,
+                    resolve_model=resolve_conductor)
     # The first Ctrl-C cancels the solves in progress (their finished questions are kept); the
     # evaluation's runs are then marked failed.
     with user_errors(MethodSpecError, PoolError, ValueError), _ctrl_c_stops_solving():
-        result = evaluation_flow(cfg, db_path=str(db) if db else None)
+        result = evaluation_flow(cfg, db_path=str(db) if db else None, resolve_model=resolve_conductor)
     console.print(f"evaluation {result.evaluation_id}" + (" (a simulated pool: an environment, not a benchmark)"
                                                           if result.simulated else ""))
     # result.warnings (old prices) were logged once by the flow, on this console too
