@@ -8,6 +8,7 @@ questions out of the prompt.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -107,6 +108,7 @@ def pool_section(specs: Sequence[WorkerSpec]) -> str:
     return "\n".join(lines)
 
 
+@functools.cache  # EXAMPLES is a constant: render its text once (it was ~0.7 ms per question)
 def _examples_text() -> str:
     parts = []
     for n, (question, pool, wf) in enumerate(EXAMPLES, 1):

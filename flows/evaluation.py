@@ -25,12 +25,15 @@ from conductor.data.bank import load_problems
 from conductor.data.schema import Problem
 from conductor.evaluation.config import EvalConfig
 from conductor.evaluation.methods import ModelResolver, method_from_spec, repeat_pool_file
-from conductor.evaluation.prices import price_dates
+from conductor.evaluation.prices import pool_price_dates, stale_prices
 from conductor.trace import new_id
 from conductor.workers.pool import read_pool_file
 from flows.curation import curation_flow
-from conductor.evaluation.report import write_plots, write_table
-from tasks.evaluation import evaluation_figures, fill_costs, solve_benchmark
+from conductor.evaluation.report import artifact_markdown, costs_markdown, write_plots, write_table
+from tasks.evaluation import (
+    ensure_provider_limits, evaluation_figures, fill_costs, log_evaluation, provider_limit_name, record_runs,
+    solve_benchmark,
+)
 from tasks.records import abandon_dead_runs, record_problems, record_run
 from warehouse.records import Run
 
@@ -41,6 +44,27 @@ class EvalResult(BaseModel):
     table_markdown: str
     out_dir: str
     figures: dict[str, list[dict[str, Any]]]
+    costs_markdown: str = ""
+    plots: list[str] = []
+    mlflow_run: dict[str, str] | None = None
+    provider_limits: dict[str, int] = {}
+    warnings: list[str] = []
+
+
+def _task_runner(cfg: EvalConfig):  # noqa: ANN202 - a Prefect TaskRunner
+    """Threads of this process, or prefect-dask on a cluster (a small in-process LocalCluster
+    unless `dask_address` names a running scheduler)."""
+    if cfg.task_runner == "threads":
+        return ThreadPoolTaskRunner(max_workers=cfg.concurrency)
+    from prefect_dask import DaskTaskRunner
+
+    if cfg.dask_address:
+        return DaskTaskRunner(address=cfg.dask_address)
+    # processes=False: the workers are threads of this process, so traces are written by this
+    # process's one DuckDB writer, as with the thread runner.
+    return DaskTaskRunner(cluster_class="distributed.LocalCluster",
+                          cluster_kwargs={"processes": False, "n_workers": 1, "threads_per_worker": cfg.concurrency,
+                                          "dashboard_address": None})
 
 
 def _problems(cfg: EvalConfig, home: Path) -> list[Problem]:
@@ -73,7 +97,9 @@ def evaluation_flow(cfg: EvalConfig, db_path: str | None = None,
     chosen = [p for ps in benchmarks.values() for p in ps]
     # Build every Method first: a bad spec fails before any call is paid for.
     methods = [method_from_spec(s, pool_file, setting=cfg.setting, execution=settings.execution, problems=chosen,
-                                resolve_model=resolve_model, seed=cfg.seed) for s in cfg.methods]
+                                resolve_model=resolve_model, seed=cfg.seed,
+                                conductor_usd_per_gpu_hour=cfg.conductor_usd_per_gpu_hour,
+                                conductor_prices=cfg.conductor_prices) for s in cfg.methods]
     evaluation_id = new_id()
     out_dir = cfg.out_dir or home / "evaluations" / evaluation_id
     abandon_dead_runs(db_path)
@@ -83,36 +109,64 @@ def evaluation_flow(cfg: EvalConfig, db_path: str | None = None,
     parent = Run(run_id=evaluation_id, kind="evaluation", method=", ".join(cfg.methods), simulated=simulated,
                  params=cfg.model_dump(mode="json") | {"benchmarks": sorted(benchmarks)}, **base)
     record_run(parent, db_path)
+    logger = get_run_logger()
+    # Per-provider global concurrency limits, shared by every flow on this Prefect server.
+    providers = {m.name: sorted({w.provider for w in read_pool_file(m.pool_file).workers if not w.is_conductor})
+                 for m in methods}
+    limits = ensure_provider_limits(sorted({p for ps in providers.values() for p in ps}), cfg.provider_limit,
+                                    cfg.provider_limits)
+    # Prices older than the limit: one warning for the whole evaluation.
+    dates: dict[str, str | None] = {}
+    for m in methods:
+        dates |= pool_price_dates(read_pool_file(m.pool_file))
+    warnings = [w for w in [stale_prices(dates, datetime.now(UTC).date(), cfg.max_price_age_days)] if w]
+    for w in warnings:
+        logger.warning(w)
     runs: list[Run] = []
+    plans = []
+    for spec, method in zip(cfg.methods, methods):
+        for r in range(cfg.repeats):
+            m = method if r == 0 else type(method)(method.planner, repeat_pool_file(
+                method.pool_file, r, out_dir / "pools"), method.execution, method.offer)
+            run = Run(run_id=new_id(), kind="eval", method=method.name, simulated=method.simulated,
+                      params={"evaluation_id": evaluation_id, "repeat": r, "spec": spec, "setting": cfg.setting,
+                              "pool_file": str(m.pool_file), "execution": m.execution.model_dump(),
+                              "prices_checked": pool_price_dates(read_pool_file(m.pool_file))}, **base)
+            runs.append(run)
+            plans.append((method, m, r, run))
+    record_runs(runs, db_path)
     futures = []
-    with ThreadPoolTaskRunner(max_workers=cfg.concurrency) as runner:
-        for spec, method in zip(cfg.methods, methods):
-            for r in range(cfg.repeats):
-                m = method if r == 0 else type(method)(method.planner, repeat_pool_file(
-                    method.pool_file, r, out_dir / "pools"), method.execution, method.offer)
-                run = Run(run_id=new_id(), kind="eval", method=method.name, simulated=method.simulated,
-                                    params={"evaluation_id": evaluation_id, "repeat": r, "spec": spec, "setting": cfg.setting,
-                                  "pool_file": str(m.pool_file), "execution": m.execution.model_dump(),
-                                  "prices_checked": price_dates(read_pool_file(m.pool_file).workers)}, **base)
-                record_run(run, db_path)
-                runs.append(run)
-                for name, ps in benchmarks.items():
-                    futures.append(runner.submit(solve_benchmark, parameters=dict(
-                        problems=ps, method=m, run_id=run.run_id, benchmark=name, method_name=method.name,
-                        repeat=r, seed=cfg.seed * 1000 + r, db_path=db_path)))
+    with _task_runner(cfg) as runner:
+        for method, m, r, run in plans:
+            groups = benchmarks if cfg.task_per_benchmark else {"all": chosen}
+            for name, ps in groups.items():
+                futures.append(runner.submit(solve_benchmark, parameters=dict(
+                    problems=ps, method=m, run_id=run.run_id, benchmark=name, method_name=method.name,
+                    repeat=r, seed=cfg.seed * 1000 + r, db_path=db_path,
+                    limits=[provider_limit_name(p) for p in providers[method.name]] if cfg.use_provider_limits
+                    else [])))
         failed = [f for f in futures if f.wait() is None and f.state.is_failed()]
     status = "failed" if failed else "finished"
-    for run in [*runs, parent]:
-        record_run(run.model_copy(update={"status": status, "finished_at": datetime.now(UTC)}), db_path)
+    record_runs([run.model_copy(update={"status": status, "finished_at": datetime.now(UTC)}) for run in [*runs, parent]],
+                db_path)
     if failed:
         raise RuntimeError(f"{len(failed)} of {len(futures)} benchmark x method tasks failed; see the Prefect logs")
     fill_costs(evaluation_id, db_path)
     figures = evaluation_figures(evaluation_id, db_path)
     table = write_table(figures, out_dir, simulated=simulated, baseline=methods[0].name)
-    write_plots(figures, out_dir, simulated=simulated)
-    create_markdown_artifact(key="evaluation-results", markdown=table + f"\n\nPlots: {out_dir}\n",
-                             description=f"evaluation {evaluation_id}")
-    get_run_logger().info("evaluation %s: %d methods x %d benchmarks x %d repeats", evaluation_id, len(methods),
-                          len(benchmarks), cfg.repeats)
+    plots = write_plots(figures, out_dir, simulated=simulated)
+    costs = costs_markdown(figures["by_benchmark"], figures["by_worker"], simulated=simulated)
+    (Path(out_dir) / "costs.md").write_text(costs, encoding="utf-8")
+    mlflow_run = None
+    if cfg.log_to_mlflow:
+        mlflow_run = log_evaluation(evaluation_id, cfg.model_dump(mode="json") | {"benchmarks": sorted(benchmarks)},
+                                    figures["scores"], table, costs, [str(p) for p in plots], simulated)
+    create_markdown_artifact(key="evaluation-results",
+                             markdown=artifact_markdown(table, costs, plots, Path(out_dir), mlflow_run,
+                                                        simulated=simulated),
+                             description=f"evaluation {evaluation_id}" + (" (simulated pool)" if simulated else ""))
+    logger.info("evaluation %s: %d methods x %d benchmarks x %d repeats", evaluation_id, len(methods),
+                len(benchmarks), cfg.repeats)
     return EvalResult(evaluation_id=evaluation_id, simulated=simulated, table_markdown=table, out_dir=str(out_dir),
-                      figures=figures)
+                      figures=figures, costs_markdown=costs, plots=[str(p) for p in plots], mlflow_run=mlflow_run,
+                      provider_limits=limits, warnings=warnings)

@@ -14,6 +14,7 @@ import typer
 from conductor.cli.common import console, user_errors
 from conductor.evaluation.config import EvalConfig
 from conductor.evaluation.prices import DEFAULT_MAX_AGE_DAYS, stale_prices
+from conductor.evaluation.report import conductor_generation_usd
 
 def _help(field: str) -> str:
     return EvalConfig.model_fields[field].description or ""
@@ -32,6 +33,15 @@ def eval_(
     concurrency: int = typer.Option(4, help=_help("concurrency")),
     out: Path = typer.Option(None, "--out", help=_help("out_dir")),
     db: Path = typer.Option(None, help="Warehouse file (default: $CONDUCTOR_HOME/warehouse.duckdb)."),
+    provider_limit: int = typer.Option(4, help=_help("provider_limit")),
+    provider_limits: list[str] = typer.Option([], "--provider-limits", help="PROVIDER=N (repeat): "
+                                              + _help("provider_limits")),
+    task_runner: str = typer.Option("threads", help=_help("task_runner")),
+    dask_address: str = typer.Option(None, help=_help("dask_address")),
+    max_price_age_days: int = typer.Option(DEFAULT_MAX_AGE_DAYS, help=_help("max_price_age_days")),
+    conductor_usd_per_gpu_hour: float = typer.Option(None, help=_help("conductor_usd_per_gpu_hour")),
+    conductor_prices: str = typer.Option(None, help="INPUT,OUTPUT USD per 1M tokens: " + _help("conductor_prices")),
+    mlflow: bool = typer.Option(True, "--mlflow/--no-mlflow", help=_help("log_to_mlflow")),
 ) -> None:
     """Evaluate methods on benchmarks (repeats -> mean ± SE); prints a table shaped like the paper's Table 7.
 
@@ -42,27 +52,49 @@ def eval_(
 
     from conductor.config import load_settings
     from conductor.evaluation.methods import MethodSpecError, check_specs
+    from conductor.models.resolve import resolve_conductor  # models:/ through registry/'s resolver
     from conductor.workers.pool import PoolError
     from flows.cli import _ctrl_c_stops_solving, _ensure_prefect_home
 
     _ensure_prefect_home()  # before Prefect is imported: it reads its startup timeout once
     from flows.evaluation import evaluation_flow
-    with user_errors(MethodSpecError, PoolError, ValidationError, FileNotFoundError):
+    with user_errors(MethodSpecError, PoolError, ValidationError, FileNotFoundError, ValueError):
+        limits = {}
+        for item in provider_limits:
+            name, sep, n = item.partition("=")
+            if not sep or not n.strip().isdigit():
+                raise ValueError(f"--provider-limits {item!r}: expected PROVIDER=N")
+            limits[name.strip()] = int(n)
+        prices = None
+        if conductor_prices:
+            inp, sep, outp = conductor_prices.partition(",")
+            if not sep:
+                raise ValueError(f"--conductor-prices {conductor_prices!r}: expected INPUT,OUTPUT")
+            prices = {"input": float(inp), "output": float(outp)}
         cfg = EvalConfig(methods=method, benchmarks=benchmark, repeats=repeats, problems_file=problems,
                          pool_file=pool_file, setting=setting, limit_per_benchmark=limit, profile=profile, seed=seed,
-                         concurrency=concurrency, out_dir=out)  # type: ignore[arg-type]
+                         concurrency=concurrency, out_dir=out, provider_limit=provider_limit,
+                         provider_limits=limits, task_runner=task_runner, dask_address=dask_address,
+                         max_price_age_days=max_price_age_days, conductor_usd_per_gpu_hour=conductor_usd_per_gpu_hour,
+                         conductor_prices=prices, log_to_mlflow=mlflow)  # type: ignore[arg-type]
         if problems is not None and not problems.is_file():
             raise FileNotFoundError(f"--problems {problems}: no such file")
-        check_specs(cfg.methods, cfg.pool_file or load_settings(profile=profile).pool_file)
+        check_specs(cfg.methods, cfg.pool_file or load_settings(profile=profile).pool_file,
+                    resolve_model=resolve_conductor)
     # The first Ctrl-C cancels the solves in progress (their finished questions are kept); the
     # evaluation's runs are then marked failed.
     with user_errors(MethodSpecError, PoolError, ValueError), _ctrl_c_stops_solving():
-        result = evaluation_flow(cfg, db_path=str(db) if db else None)
+        result = evaluation_flow(cfg, db_path=str(db) if db else None, resolve_model=resolve_conductor)
     console.print(f"evaluation {result.evaluation_id}" + (" (a simulated pool: an environment, not a benchmark)"
                                                           if result.simulated else ""))
+    # result.warnings (old prices) were logged once by the flow, on this console too
     console.print(result.table_markdown, soft_wrap=True, markup=False)
+    console.print(result.costs_markdown, soft_wrap=True, markup=False)
     console.print(f"table and plots: {result.out_dir}\ncosts: conductor costs --run {result.evaluation_id}",
                   soft_wrap=True)
+    if result.mlflow_run:
+        console.print(f"MLflow run {result.mlflow_run['run_id']} (experiment {result.mlflow_run['experiment']},"
+                      f" {result.mlflow_run['tracking_uri']})", soft_wrap=True, markup=False)
 
 
 def _store(db: Path | None):  # noqa: ANN202 - TraceStore, imported lazily
@@ -95,6 +127,9 @@ def costs(
     console.print(f"run {run}: ${total:.4f} over {sum(r['calls'] for r in by_worker)} calls", soft_wrap=True)
     print_table(console, pa.Table.from_pylist(by_worker))
     print_table(console, pa.Table.from_pylist(by_bench))
+    own = {m: usd for m, usd in conductor_generation_usd(by_worker).items() if usd}
+    console.print("the Conductor's own generation (included above, role conductor): " + (", ".join(
+        f"{m} ${usd:.4f}" for m, usd in own.items()) or "$0 (in-process planners)"), soft_wrap=True, markup=False)
     warning = stale_prices(dates, datetime.now(UTC).date(), max_age_days)
     if warning:
         console.print(warning, soft_wrap=True, markup=False)

@@ -5,17 +5,24 @@ an evaluation reports. Thin: the work is in conductor.evaluation and warehouse.e
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
+from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
-from prefect import task
+from prefect import get_client, task
 from prefect.cache_policies import NO_CACHE
+from prefect.concurrency.sync import concurrency
 
 from conductor.data.schema import Problem
 from conductor.methods import Method
+from conductor.trace import Trace
 from tasks.solve import TraceBatches, _solve
-from tasks.traces import warehouse_file
+from tasks.traces import record_traces, warehouse_file
 from warehouse import evaluation as wh
+from warehouse.records import Run
 from warehouse.store import TraceStore
 
 # Benchmark x method tasks run in threads of one process, and DuckDB takes one writer at a
@@ -23,33 +30,130 @@ from warehouse.store import TraceStore
 _WRITE_LOCK = threading.Lock()
 
 
+def write_lock() -> threading.Lock:
+    """The lock, reached through a function: a task's function is pickled by value when it runs on
+    Dask (prefect-dask), and a module-level lock named in it directly cannot be pickled."""
+    return _WRITE_LOCK
+
+
 class LockedBatches(TraceBatches):
+    """Batches written by a writer thread of their own, so that the event loop keeps solving while
+    DuckDB writes (a write of 100 traces blocked every question in flight for ~0.3 s: profiled in
+    docs/evaluation.md, "Speed"); batches of all tasks are still written one at a time (the lock).
+    `flush` writes what is left and waits for every batch, raising a failed write."""
+
+    def __init__(self, db_path: str | None, size: int) -> None:
+        super().__init__(db_path, size)
+        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="trace-writer")
+        self._writes: list[Future[None]] = []
+
+    def _write(self, batch: list[Trace]) -> None:
+        with write_lock():
+            record_traces.fn(batch, self.db_path)
+        self.recorded += len(batch)  # one writer thread: no race
+
+    def add(self, trace: Trace) -> None:
+        self.pending.append(trace)
+        if len(self.pending) >= self.size:
+            batch, self.pending = self.pending, []
+            self._writes.append(self._writer.submit(self._write, batch))
+
     def flush(self) -> None:
-        with _WRITE_LOCK:
-            super().flush()
+        if self.pending:
+            batch, self.pending = self.pending, []
+            self._writes.append(self._writer.submit(self._write, batch))
+        writes, self._writes = self._writes, []
+        for w in writes:
+            w.result()
+
+    def close(self) -> None:
+        self._writer.shutdown(wait=True)
 
 
 # No retries (every call retries already; a rerun would pay for every call again). NO_CACHE: a
 # solve is an experiment.
 @task(name="solve-benchmark", cache_policy=NO_CACHE, task_run_name="{benchmark}-{method_name}-r{repeat}")
 def solve_benchmark(problems: list[Problem], method: Method, run_id: str, benchmark: str, method_name: str,
-                    repeat: int, seed: int = 0, db_path: str | None = None, batch_size: int = 100) -> int:
-    """Solve one benchmark's problems with one Method in one repeat; returns how many were recorded."""
+                    repeat: int, seed: int = 0, db_path: str | None = None, batch_size: int = 100,
+                    limits: Sequence[str] = ()) -> int:
+    """Solve one benchmark's problems (or every benchmark's: `benchmark="all"`; traces carry their
+    source) with one Method in one repeat; returns how many were recorded.
+    `limits`: Prefect global concurrency limits (one per provider the method's pool uses), one
+    slot of each held for the whole solve; strict: a missing limit is an error, never unbounded."""
     sink = LockedBatches(db_path, batch_size)
-    asyncio.run(_solve(problems, method, run_id, seed, sink))
+    held = concurrency(list(limits), occupy=1, strict=True) if limits else contextlib.nullcontext()
+    try:
+        with held:
+            asyncio.run(_solve(problems, method, run_id, seed, sink))
+    finally:
+        sink.close()
     return sink.recorded
+
+
+@task(name="record-runs", retries=3, retry_delay_seconds=[1, 5, 20], cache_policy=NO_CACHE)
+def record_runs(runs: Sequence[Run], db_path: str | None = None) -> None:
+    """Every run row of an evaluation in one write (one Prefect task and one DuckDB open, not one per run)."""
+    with write_lock(), TraceStore(warehouse_file(db_path)) as store:
+        store.write_runs(list(runs))
+
+
+PROVIDER_LIMIT_PREFIX = "conductor-provider-"
+
+
+def provider_limit_name(provider: str) -> str:
+    return f"{PROVIDER_LIMIT_PREFIX}{provider}"
+
+
+@task(name="ensure-provider-limits", retries=2, retry_delay_seconds=[1, 5], cache_policy=NO_CACHE)
+def ensure_provider_limits(providers: Sequence[str], default: int, explicit: Mapping[str, int]) -> dict[str, int]:
+    """Create `conductor-provider-<provider>` for each provider (idempotent): a missing limit gets
+    `explicit[provider]` or `default`; an existing one is set to `explicit[provider]` when given,
+    else left as it is (an operator may have tuned it). Returns name -> limit on the server."""
+    from prefect.client.schemas.actions import GlobalConcurrencyLimitCreate, GlobalConcurrencyLimitUpdate
+    from prefect.exceptions import ObjectAlreadyExists, ObjectNotFound
+
+    out: dict[str, int] = {}
+    with get_client(sync_client=True) as client:
+        for provider in sorted(set(providers)):
+            name, want = provider_limit_name(provider), explicit.get(provider)
+            try:
+                current = client.read_global_concurrency_limit_by_name(name)
+            except ObjectNotFound:
+                try:
+                    client.create_global_concurrency_limit(
+                        GlobalConcurrencyLimitCreate(name=name, limit=want or default))
+                except ObjectAlreadyExists:  # another flow made it meanwhile
+                    pass
+                current = client.read_global_concurrency_limit_by_name(name)
+            if want is not None and current.limit != want:
+                client.update_global_concurrency_limit(name, GlobalConcurrencyLimitUpdate(limit=want))
+                current = client.read_global_concurrency_limit_by_name(name)
+            out[name] = current.limit
+    return out
+
+
+@task(name="log-evaluation-to-mlflow", retries=2, retry_delay_seconds=[1, 5], cache_policy=NO_CACHE)
+def log_evaluation(evaluation_id: str, params: Mapping[str, Any], scores: Sequence[Mapping[str, Any]],
+                   table_markdown: str, costs_markdown: str, plots: Sequence[str], simulated: bool) -> dict[str, str]:
+    from registry.evaluation import EXPERIMENT
+    from registry.evaluation import log_evaluation as log
+
+    logged = log(evaluation_id, params=params, scores=scores, table_markdown=table_markdown,
+                 costs_markdown=costs_markdown, plots=[Path(p) for p in plots], simulated=simulated)
+    return {"run_id": logged.run_id, "experiment": EXPERIMENT, "experiment_id": logged.experiment_id,
+            "tracking_uri": logged.tracking_uri, "artifact_uri": logged.artifact_uri}
 
 
 @task(name="fill-costs", retries=2, retry_delay_seconds=[1, 5], cache_policy=NO_CACHE)
 def fill_costs(run_id: str, db_path: str | None = None) -> int:
-    with _WRITE_LOCK, TraceStore(warehouse_file(db_path)) as store:
+    with write_lock(), TraceStore(warehouse_file(db_path)) as store:
         return wh.fill_costs(store, run_id)
 
 
 @task(name="evaluation-figures", retries=2, retry_delay_seconds=[1, 5], cache_policy=NO_CACHE)
 def evaluation_figures(run_id: str, db_path: str | None = None) -> dict[str, list[dict[str, Any]]]:
     """Everything the table, the cost report and the plots need, read once."""
-    with _WRITE_LOCK, TraceStore(warehouse_file(db_path)) as store:
+    with write_lock(), TraceStore(warehouse_file(db_path)) as store:
         return {
             "runs": wh.runs_of(store, run_id),
             "scores": wh.repeat_scores(store, run_id),

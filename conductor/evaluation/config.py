@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
 from conductor.evaluation.methods import SPEC_HELP, Setting
+from conductor.evaluation.prices import DEFAULT_MAX_AGE_DAYS
+from conductor.types import Prices
 
 
 class EvalConfig(BaseModel):
@@ -20,10 +23,33 @@ class EvalConfig(BaseModel):
                                        " the profile's curated evaluation sets.")
     pool_file: Path | None = Field(default=None, description="Pool YAML file (default: the profile's pool).")
     setting: Setting = Field(default="constrained", description="constrained (4096 output tokens per call, the"
-                             " paper's training budget) or unconstrained (32k).")
+                             " paper's training budget) or unconstrained (32k tokens, also the reasoning budget).")
     limit_per_benchmark: int = Field(default=0, ge=0, description="At most N problems per benchmark (0: all).")
     profile: str = Field(default="local", description="Settings profile (local or production).")
     seed: int = Field(default=0, description="Seed of the random baseline and of every run's draws.")
     concurrency: int = Field(default=4, ge=1, description="Benchmark x method tasks solved at once.")
     out_dir: Path | None = Field(default=None, description="Where the table and plots go (default:"
                                  " $CONDUCTOR_HOME/evaluations/<id>).")
+    # Optional additions (flows/nightly.py calls evaluation_flow with the fields above).
+    provider_limit: int = Field(default=4, ge=1, description="Prefect global concurrency limit"
+                                " `conductor-provider-<provider>`: how many benchmark x method tasks may use one"
+                                " provider at once, across every flow on the server. Created when missing; an"
+                                " existing limit keeps its value unless --provider-limits names it.")
+    use_provider_limits: bool = Field(default=True, description="Hold the per-provider global concurrency"
+                                      " limits (false: only the task runner's --concurrency bounds the tasks).")
+    provider_limits: dict[str, int] = Field(default_factory=dict, description="Per-provider limits (provider ->"
+                                            " slots), set on the server (created or updated) by the flow.")
+    task_runner: Literal["threads", "dask"] = Field(default="threads", description="threads (one process) or"
+                                                    " dask (prefect-dask; a LocalCluster unless --dask-address).")
+    dask_address: str | None = Field(default=None, description="Scheduler address of a running Dask cluster.")
+    max_price_age_days: int = Field(default=DEFAULT_MAX_AGE_DAYS, ge=0, description="Warn (once per evaluation)"
+                                    " when a price used is older than this many days.")
+    conductor_usd_per_gpu_hour: float | None = Field(default=None, ge=0, description="A self-hosted Conductor's"
+                                                     " cost: $/GPU-hour x its generation time.")
+    conductor_prices: Prices | None = Field(default=None, description="An endpoint Conductor's token prices"
+                                            " (USD per 1M tokens: input, output).")
+    task_per_benchmark: bool = Field(default=False, description="One Prefect task per benchmark x method x"
+                                     " repeat; default: one per method x repeat, its benchmarks' questions in one"
+                                     " event loop (no drain between benchmarks, a third of the task overhead).")
+    log_to_mlflow: bool = Field(default=True, description="Log metrics, the table and the plots as an MLflow run"
+                                " (experiment conductor-evaluation).")

@@ -2,7 +2,9 @@
 `Method`, shared by `conductor eval` and the evaluation flow.
 
 Settings: `constrained` is the paper's training budget (4096 output tokens per call);
-`unconstrained` lifts it (32k). A baseline whose workflow is longer than the paper's 5 steps
+`unconstrained` lifts it to 32k, which is also the reasoning budget a worker may spend (the
+simulated pool answers a larger budget with slightly higher accuracy and more output tokens,
+docs/simulated.md; real adapters' reasoning-effort options stay as the pool file sets them). A baseline whose workflow is longer than the paper's 5 steps
 (reflect, budget, moa) gets `max_steps` raised to its own length, and says so in its docs.
 """
 
@@ -17,8 +19,10 @@ from conductor.data.schema import Problem
 from conductor.evaluation.baselines import (
     BUDGET_SAMPLES, REFLECT_ROUNDS, BaselineError, MoAPlanner, OraclePlanner, RandomPlanner, WorkerPlanner,
 )
+from conductor.evaluation.conductor_cost import GpuHourPlanner
 from conductor.methods import Method
 from conductor.planners import SHAPES, ModelPlanner, TemplatePlanner
+from conductor.types import Prices
 from conductor.workers.pool import read_pool_file
 
 Setting = Literal["constrained", "unconstrained"]
@@ -55,9 +59,13 @@ def method_from_spec(
     train_problems: Sequence[Problem] = (),
     resolve_model: ModelResolver | None = None,
     seed: int = 0,
+    conductor_usd_per_gpu_hour: float | None = None,
+    conductor_prices: Prices | None = None,
 ) -> Method:
     """The Method a spec names, over `pool_file`. `problems` are the ones being evaluated (the
-    oracle looks up their domain); `train_problems` train the router."""
+    oracle looks up their domain); `train_problems` train the router. A `conductor:` method's own
+    generation costs `conductor_usd_per_gpu_hour` x its generation time (a self-hosted model), or
+    `conductor_prices` per token (an endpoint's price); neither: 0."""
     kind, _, arg = spec.strip().partition(":")
     config = execution_for(setting, execution)
     workers = [w for w in read_pool_file(pool_file).workers if not w.is_conductor]
@@ -97,7 +105,11 @@ def method_from_spec(
         planner = train_router(train_problems or default_router_train(), pool_file, ids, seed=seed,
                                lookup=_lookup(problems))
     elif kind == "conductor":
-        planner = ModelPlanner.from_directory(_model_dir(arg, resolve_model))
+        if conductor_usd_per_gpu_hour is not None and conductor_prices is not None:
+            raise MethodSpecError("price the Conductor by $/GPU-hour or by token prices, not both")
+        planner = ModelPlanner.from_directory(_model_dir(arg, resolve_model), prices=conductor_prices)
+        if conductor_usd_per_gpu_hour is not None:
+            planner = GpuHourPlanner(planner, conductor_usd_per_gpu_hour)
     else:
         raise MethodSpecError(f"unknown method {spec!r}; methods: {SPEC_HELP}")
     config = config.model_copy(update={"max_steps": max(config.max_steps, steps)})

@@ -103,3 +103,45 @@ def write_table(figures: Mapping[str, Rows], out_dir: str | Path, *, simulated: 
     out.mkdir(parents=True, exist_ok=True)
     (out / "results.md").write_text(text, encoding="utf-8")
     return text
+
+
+def conductor_generation_usd(by_worker: Rows) -> dict[str, float]:
+    """method -> $ of the Conductor's own generation (calls of role `conductor`), part of the method's cost."""
+    out: dict[str, float] = {}
+    for r in by_worker:
+        if r.get("role") == "conductor":
+            out[str(r["method"])] = out.get(str(r["method"]), 0.0) + float(r["cost_usd"] or 0.0)
+    return out
+
+
+def costs_markdown(by_benchmark: Rows, by_worker: Rows, *, simulated: bool) -> str:
+    """Per method: questions, calls, tokens, $, $ per question and per correct answer, and the
+    Conductor's own generation (included in $, shown apart)."""
+    per: dict[str, dict[str, float]] = {}
+    for r in by_benchmark:
+        m = per.setdefault(str(r["method"]), {"questions": 0, "correct": 0, "calls": 0, "tokens": 0, "usd": 0.0})
+        for key, col in (("questions", "questions"), ("correct", "correct"), ("calls", "calls"), ("tokens", "tokens")):
+            m[key] += int(r[col] or 0)
+        m["usd"] += float(r["cost_usd"] or 0.0)
+    own = conductor_generation_usd(by_worker)
+    title = "Cost per method" + (" (SIMULATED POOL: simulated dollars, not a bill)" if simulated else "")
+    lines = [title, "", "| method | questions | calls | tokens | $ total | $/question | $/correct | Conductor's own $ |",
+             "|---|---|---|---|---|---|---|---|"]
+    for method, m in per.items():
+        per_correct = f"{m['usd'] / m['correct']:.5f}" if m["correct"] else "–"
+        lines.append(f"| {method} | {int(m['questions'])} | {int(m['calls'])} | {int(m['tokens'])} | {m['usd']:.4f} |"
+                     f" {m['usd'] / max(1, m['questions']):.5f} | {per_correct} | {own.get(method, 0.0):.4f} |")
+    return "\n".join(lines) + "\n"
+
+
+def artifact_markdown(table: str, costs: str, plots: Sequence[Path], out_dir: Path,
+                      mlflow_run: Mapping[str, str] | None, *, simulated: bool) -> str:
+    """The Prefect artifact: the results table, the cost table, links to the plots and the MLflow run."""
+    head = "**SIMULATED POOL**: these figures describe the simulation, never a model.\n\n" if simulated else ""
+    links = "\n".join(f"- [{p.name}]({p.resolve().as_uri()})" for p in plots)
+    run = ""
+    if mlflow_run:
+        run = (f"\n\nMLflow run: `{mlflow_run['run_id']}` (experiment `{mlflow_run['experiment']}`,"
+               f" tracking `{mlflow_run['tracking_uri']}`); plots also at [{mlflow_run['artifact_uri']}/plots]"
+               f"({mlflow_run['artifact_uri']}/plots)")
+    return (f"{head}{table}\n{costs}\nPlots{' (simulated)' if simulated else ''} ({out_dir}):\n\n{links}{run}\n")

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import weakref
 from collections.abc import Iterable, Sequence
+from datetime import date
 from pathlib import Path
 
 import yaml
@@ -36,6 +37,9 @@ class PoolFile(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str = ""
+    # When the file's own `prices:` were last checked (ISO date); undated when absent. Runs whose
+    # prices are older than a limit warn (conductor/evaluation/prices.py).
+    prices_checked: date | None = None
     workers: list[WorkerSpec]
 
     @model_validator(mode="after")

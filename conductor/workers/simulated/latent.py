@@ -97,8 +97,23 @@ def ability(skill: float, discrimination: float) -> float:
     return (lo + hi) / 2
 
 
-def p_solve(theta: float, z: float, discrimination: float, quality: float, weight: float) -> float:
-    """P(a right answer) for one attempt."""
+def p_solve(theta: float, z: float, discrimination: float, quality: float, weight: float,
+            budget_bonus: float = 0.0) -> float:
+    """P(a right answer) for one attempt; `budget_bonus` (logits) is what a token budget above the
+    constrained one adds (`budget_doublings`)."""
     if math.isinf(theta):
         return 1.0 if theta > 0 else 0.0
-    return logistic(discrimination * (theta - z) - weight * (1.0 - quality))
+    return logistic(discrimination * (theta - z) - weight * (1.0 - quality) + budget_bonus)
+
+
+# The paper's constrained budget (4096 output tokens per call): skills are calibrated at it.
+BASE_BUDGET = 4096
+MAX_BUDGET_DOUBLINGS = 4.0
+
+
+def budget_doublings(max_tokens: int | None) -> float:
+    """How many doublings of the constrained budget a call's token budget is: 0 at or below 4096
+    (or when the call states none), 3 at 32768, at most 4."""
+    if not max_tokens or max_tokens <= BASE_BUDGET:
+        return 0.0
+    return min(MAX_BUDGET_DOUBLINGS, math.log2(max_tokens / BASE_BUDGET))

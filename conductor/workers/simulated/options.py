@@ -73,6 +73,16 @@ class SimulatedOptions(BaseModel):
         default_factory=lambda: Lognormal(median=400, sigma=0.4),
         description="Output tokens a call needs; past the call's max_tokens the answer is cut off.",
     )
+    budget_gain: float = Field(
+        default=0.1, ge=0,
+        description="Logits added to P(solve) per doubling of the call's token budget above 4096 (the"
+        " constrained setting), up to 4 doublings: a larger reasoning budget helps a little.",
+    )
+    budget_tokens: float = Field(
+        default=0.5, ge=0,
+        description="Output tokens grow by this share of the median per doubling of the budget above 4096"
+        " (a larger budget is spent thinking longer, so it costs more).",
+    )
     fail_rate: float = Field(default=0.0, ge=0, lt=1, description="P(a 429 on an attempt), to exercise retries.")
     seed: int = Field(default=0, description="Changes this worker's draws; the problem latents stay shared.")
 

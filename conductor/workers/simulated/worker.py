@@ -27,7 +27,7 @@ from conductor.workers.simulated.answers import (
     wrong_weights,
 )
 from conductor.workers.simulated.instructions import asks_for_review, instruction_quality
-from conductor.workers.simulated.latent import ability, p_solve, unit, worker_difficulty
+from conductor.workers.simulated.latent import ability, budget_doublings, p_solve, unit, worker_difficulty
 from conductor.workers.simulated.options import SimulatedOptions
 
 Role = Literal["solve", "review", "anchored", "unknown"]
@@ -112,12 +112,14 @@ class SimulatedWorker:
 
     # ---- the model ----
 
-    def p_solve(self, problem: Problem, instruction: str) -> float:
-        """P(right) of one attempt at `problem` under `instruction` (docs/simulated.md)."""
+    def p_solve(self, problem: Problem, instruction: str, max_tokens: int | None = None) -> float:
+        """P(right) of one attempt at `problem` under `instruction` with a call budget of
+        `max_tokens` (None: the constrained budget) (docs/simulated.md)."""
         o = self.options
         theta = ability(o.skill_for(problem.domain, problem.source), o.discrimination)
         z = worker_difficulty(problem, f"{self.spec.id}:{o.seed}", o.difficulty_share)
-        return p_solve(theta, z, o.discrimination, instruction_quality(problem, instruction), o.instruction_weight)
+        return p_solve(theta, z, o.discrimination, instruction_quality(problem, instruction), o.instruction_weight,
+                       o.budget_gain * budget_doublings(max_tokens))
 
     def _wrong(self, problem: Problem, rng: random.Random) -> str:
         options = wrong_answers(problem, self.bank.siblings(problem))
@@ -173,8 +175,9 @@ class SimulatedWorker:
         top = max(votes.values())
         return rng.choice(sorted(v for v, n in votes.items() if n == top))
 
-    def decide(self, content: str) -> tuple[Problem | None, Decision, random.Random]:
-        """Read a step message and decide the answer (no latency, no tokens): the core of `complete`."""
+    def decide(self, content: str, max_tokens: int | None = None) -> tuple[Problem | None, Decision, random.Random]:
+        """Read a step message and decide the answer (no latency, no tokens): the core of `complete`.
+        `max_tokens` is the call's budget (None: the constrained one)."""
         parts = split_step_message(content)
         task = parts.task if parts else content
         instruction = parts.instruction if parts else ""
@@ -184,7 +187,7 @@ class SimulatedWorker:
         seen = seen_answers(problem, parts.context) if parts else []
         key = _digest(self.options.seed, self.spec.id, problem.id, instruction, sorted(seen))
         rng = random.Random(_digest(key, self._next(key)))
-        p = self.p_solve(problem, instruction)
+        p = self.p_solve(problem, instruction, max_tokens)
         quality = instruction_quality(problem, instruction)
         if not seen:
             role: Role = "solve"
@@ -219,16 +222,17 @@ class SimulatedWorker:
         if found is not None and found.domain == "code":
             # code answers may need the sandbox (to judge a program, or to find a wrong one that really
             # fails): off the event loop
-            problem, decision, rng = await asyncio.to_thread(self.decide, content)
+            problem, decision, rng = await asyncio.to_thread(self.decide, content, max_tokens)
         else:
-            problem, decision, rng = self.decide(content)
+            problem, decision, rng = self.decide(content, max_tokens)
         if problem is None or decision.value is None:
             text = "I could not find a reliable answer to this question."
         else:
             verb = "Checked the earlier answers." if decision.role == "review" else "Worked through the problem."
             text = f"[{self.spec.id}] {verb}\n{render_answer(problem, decision.value)}"
         cap = min(max_tokens or self.spec.max_tokens, self.spec.max_tokens)
-        needed = max(1, int(self.options.output_tokens.sample(rng)))
+        growth = 1.0 + self.options.budget_tokens * budget_doublings(max_tokens)
+        needed = max(1, int(self.options.output_tokens.sample(rng) * growth))
         finish = "stop"
         if needed > cap:  # out of budget before the final answer: the answer is cut off
             text, needed, finish = text.split("\n", 1)[0], cap, "length"

@@ -1,0 +1,87 @@
+"""An evaluation as an MLflow run (experiment `conductor-evaluation`): the config as params, one
+metric per method x benchmark (accuracy, mean over repeats) plus each method's average and
+$ per question, the results table and cost table as text, and the plots as artifacts.
+
+Metric keys: `accuracy/<benchmark>/<method>`, `accuracy_avg/<method>`,
+`usd_per_question/<method>` (method names sanitised to MLflow's key characters)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import mlflow
+
+from registry.runs import flat_params, metric_key
+from registry.store import tracking_uri
+
+EXPERIMENT = "conductor-evaluation"
+
+
+@dataclass(frozen=True)
+class LoggedEvaluation:
+    run_id: str
+    experiment_id: str
+    tracking_uri: str
+    artifact_uri: str
+
+    @property
+    def runs_uri(self) -> str:
+        return f"runs:/{self.run_id}"
+
+
+def _experiment(uri: str) -> str:
+    if uri.startswith("sqlite:///"):
+        Path(uri.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
+    mlflow.set_tracking_uri(uri)
+    found = mlflow.get_experiment_by_name(EXPERIMENT)
+    if found is not None:
+        return found.experiment_id
+    location = None
+    if uri.startswith("sqlite:///"):
+        location = (Path(uri.removeprefix("sqlite:///")).parent / "mlartifacts").resolve().as_uri()
+    return mlflow.create_experiment(EXPERIMENT, artifact_location=location)
+
+
+def evaluation_metrics(scores: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    """Metrics from the per-repeat scores (rows of `v_repeat_scores`): accuracy per method x
+    benchmark averaged over repeats, each method's average over benchmarks, $ per question."""
+    acc: dict[tuple[str, str], list[float]] = {}
+    usd: dict[str, list[float]] = {}
+    questions: dict[str, int] = {}
+    for r in scores:
+        q = int(r["questions"])
+        acc.setdefault((r["method"], r["benchmark"]), []).append(int(r["correct"]) / q if q else 0.0)
+        usd.setdefault(r["method"], []).append(float(r["cost_usd"] or 0.0))
+        questions[r["method"]] = questions.get(r["method"], 0) + q
+    out: dict[str, float] = {}
+    per_method: dict[str, list[float]] = {}
+    for (method, bench), values in acc.items():
+        mean = sum(values) / len(values)
+        out[metric_key(f"accuracy/{bench}/{method}")] = mean
+        per_method.setdefault(method, []).append(mean)
+    for method, means in per_method.items():
+        out[metric_key(f"accuracy_avg/{method}")] = sum(means) / len(means)
+        out[metric_key(f"usd_per_question/{method}")] = sum(usd[method]) / max(1, questions[method])
+    return out
+
+
+def log_evaluation(evaluation_id: str, *, params: Mapping[str, Any], scores: Sequence[Mapping[str, Any]],
+                   table_markdown: str, costs_markdown: str, plots: Sequence[str | Path], simulated: bool,
+                   uri: str | None = None) -> LoggedEvaluation:
+    """One finished MLflow run for the evaluation; returns where it is."""
+    uri = uri or tracking_uri()
+    experiment_id = _experiment(uri)
+    name = f"evaluation-{evaluation_id[:8]}" + ("-simulated" if simulated else "")
+    with mlflow.start_run(experiment_id=experiment_id, run_name=name) as run:
+        mlflow.set_tags({"conductor.evaluation_id": evaluation_id, "conductor.simulated": str(simulated).lower(),
+                         "conductor.kind": "evaluation"})
+        mlflow.log_params(flat_params(dict(params)))
+        mlflow.log_metrics(evaluation_metrics(scores))
+        mlflow.log_text(table_markdown, "results.md")
+        mlflow.log_text(costs_markdown, "costs.md")
+        for path in plots:
+            mlflow.log_artifact(str(path), artifact_path="plots")
+        return LoggedEvaluation(run.info.run_id, experiment_id, uri, run.info.artifact_uri)

@@ -1,0 +1,191 @@
+"""What an evaluation reports beyond the table: an MLflow run (metrics per method x benchmark, the
+plots, the tables), a Prefect markdown artifact linking them, the Conductor's own generation cost
+($/GPU-hour x generation time), and one warning when the prices used are old. Real Prefect (the
+session's server), real DuckDB, real MLflow (SQLite under the test's CONDUCTOR_HOME), a real tiny
+transformers model as the Conductor."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from datetime import date
+from pathlib import Path
+
+import pytest
+import yaml
+from PIL import Image
+from typer.testing import CliRunner
+
+from conductor.data.synthetic import generate_bank
+from conductor.evaluation.config import EvalConfig
+from flows.evaluation import evaluation_flow  # at collection, as the other flow tests (Prefect's logging)
+from warehouse import evaluation as wh
+from warehouse.store import TraceStore
+
+REPO = Path(__file__).resolve().parent.parent
+RATE = 3600.0  # $/GPU-hour: $1 per second of generation, so cost == seconds
+
+
+@pytest.fixture(scope="module")
+def reported(prefect_harness: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
+    from conductor.cli.main import app
+    from conductor.models.tiny import build_tiny_causal_lm
+
+    d = tmp_path_factory.mktemp("report")
+    tiny = build_tiny_causal_lm(d / "tiny", seed=0)
+    pool = yaml.safe_load((REPO / "deployments" / "pools" / "local.yaml").read_text())
+    pool["prices_checked"] = "2020-01-01"  # long ago: the run must warn, once
+    for w in pool["workers"]:
+        w["options"]["latency_ms"] = {"median": 5, "sigma": 0.0}
+    (d / "pool.yaml").write_text(yaml.safe_dump(pool))
+    bank = generate_bank(60, seed=4)
+    problems = [p for p in bank if p.domain == "math"][:3] + [p for p in bank if p.domain == "choice"][:3]
+    (d / "p.jsonl").write_text("".join(p.model_dump_json() + "\n" for p in problems))
+    # the flow itself, not through CliRunner: a flow run inside a CliRunner can leave Prefect's
+    # console handler on a stream the runner closes, which breaks a later test's flow logging
+    import logging
+
+    seen: list[str] = []
+
+    class Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            seen.append(record.getMessage())
+
+    handler = Collect()
+    logging.getLogger("prefect").addHandler(handler)
+    try:
+        result = evaluation_flow(EvalConfig(
+            methods=["single:sim-small", "moa", f"conductor:{tiny}"], problems_file=d / "p.jsonl",
+            pool_file=d / "pool.yaml", out_dir=d / "out", limit_per_benchmark=1, conductor_usd_per_gpu_hour=RATE),
+            db_path=str(d / "wh.duckdb"))
+    finally:
+        logging.getLogger("prefect").removeHandler(handler)
+    eval_id = result.evaluation_id
+    output = "\n".join(seen)
+    return {"dir": d, "output": output, "id": eval_id, "app": app, "tiny": tiny, "result": result}
+
+
+def test_old_prices_warn_once_per_evaluation(reported: dict) -> None:
+    assert len(reported["result"].warnings) == 1
+    assert reported["output"].count("were checked on 2020-01-01") == 1  # logged once by the flow
+    assert "warning: prices of sim-generalist, sim-coder" not in reported["output"]  # sorted by date, then id
+    assert re.search(r"warning: prices of [\w, -]*sim-small[\w, -]* were checked on 2020-01-01", reported["output"])
+
+
+def test_fresh_and_undated_prices_do_not_warn() -> None:
+    from conductor.evaluation.prices import pool_price_dates, stale_prices
+    from conductor.workers.pool import read_pool_file
+
+    local = read_pool_file(REPO / "deployments" / "pools" / "local.yaml")
+    dates = pool_price_dates(local)
+    assert set(dates.values()) == {str(local.prices_checked)} and local.prices_checked is not None
+    assert stale_prices(dates, local.prices_checked, 180) is None
+    assert stale_prices(dates, date.fromordinal(local.prices_checked.toordinal() + 181), 180) is not None
+    paper = pool_price_dates(read_pool_file(REPO / "deployments" / "pools" / "paper-sim.yaml"))
+    assert paper["gpt-5"] == "2025-09-15"  # from the price table, not the file
+    assert paper["qwen3-32b-direct"] == str(read_pool_file(REPO / "deployments" / "pools" / "paper-sim.yaml").prices_checked)
+
+
+def _mlflow_run(eval_id: str):  # noqa: ANN202
+    import mlflow
+
+    from registry.evaluation import EXPERIMENT
+    from registry.store import tracking_uri
+
+    mlflow.set_tracking_uri(tracking_uri())
+    exp = mlflow.get_experiment_by_name(EXPERIMENT)
+    runs = mlflow.search_runs([exp.experiment_id], filter_string=f"tags.`conductor.evaluation_id` = '{eval_id}'",
+                              output_format="list")
+    assert len(runs) == 1
+    return runs[0]
+
+
+def test_the_evaluation_is_an_mlflow_run_with_metrics_tables_and_plots(reported: dict) -> None:
+    import mlflow
+
+    from registry.runs import metric_key
+
+    run = _mlflow_run(reported["id"])
+    assert run.data.tags["conductor.simulated"] == "true" and run.info.run_name.endswith("-simulated")
+    with TraceStore(reported["dir"] / "wh.duckdb") as store:
+        scores = wh.repeat_scores(store, reported["id"])
+    assert len(scores) == 3 * 2  # methods x benchmarks, one repeat
+    for s in scores:
+        key = metric_key(f"accuracy/{s['benchmark']}/{s['method']}")
+        assert run.data.metrics[key] == pytest.approx(s["correct"] / s["questions"])
+    client = mlflow.MlflowClient()
+    plots = {a.path: a.file_size for a in client.list_artifacts(run.info.run_id, "plots")}
+    assert set(plots) == {f"plots/{n}" for n in ("accuracy_vs_cost.png", "benchmark_bars.png", "worker_usage.png",
+                                                 "workflow_lengths.png")}
+    local = Path(client.download_artifacts(run.info.run_id, "plots/benchmark_bars.png", str(reported["dir"] / "dl")))
+    with Image.open(local) as im:
+        assert im.size == (800, 500)
+    table = Path(client.download_artifacts(run.info.run_id, "results.md", str(reported["dir"] / "dl")))
+    assert table.read_text() == (reported["dir"] / "out" / "results.md").read_text()
+    assert "Conductor's own $" in Path(client.download_artifacts(run.info.run_id, "costs.md",
+                                                                 str(reported["dir"] / "dl"))).read_text()
+
+
+def test_the_prefect_artifact_links_table_costs_plots_and_mlflow_run(reported: dict) -> None:
+    from prefect import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
+
+    async def latest() -> list:
+        async with get_client() as client:
+            return await client.read_artifacts(artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=["evaluation-results"])))
+
+    arts = [a for a in asyncio.run(latest()) if reported["id"] in (a.description or "")]
+    assert len(arts) == 1
+    md = arts[0].data
+    run = _mlflow_run(reported["id"])
+    assert "SIMULATED POOL" in md and "| method | synthetic_choice | synthetic_math | avg | $/question |" in md
+    assert "Cost per method (SIMULATED POOL" in md and f"MLflow run: `{run.info.run_id}`" in md
+    for name in ("accuracy_vs_cost.png", "benchmark_bars.png", "worker_usage.png", "workflow_lengths.png"):
+        assert f"]({(reported['dir'] / 'out' / name).resolve().as_uri()})" in md
+
+
+def test_the_conductors_generation_is_priced_per_gpu_hour_and_shown_apart(reported: dict) -> None:
+    with TraceStore(reported["dir"] / "wh.duckdb") as store:
+        rows = store.query("""SELECT c.cost_usd, c.latency_s FROM calls c JOIN runs r USING (run_id)
+                              WHERE r.params->>'evaluation_id' = ? AND c.role = 'conductor'
+                              AND r.method LIKE 'model:%'""",
+                           [reported["id"]]).to_pylist()
+        own = sum(r["cost_usd"] for r in rows)
+        method_cost = sum(r["cost_usd"] for r in wh.costs_by_benchmark(store, reported["id"])
+                          if r["method"].startswith("model:"))
+    assert len(rows) == 2 and all(r["cost_usd"] == pytest.approx(r["latency_s"] * RATE / 3600) for r in rows)
+    assert own > 0 and method_cost >= own  # counted in the method's cost
+    res = CliRunner().invoke(reported["app"], ["costs", "--run", reported["id"], "--db",
+                                               str(reported["dir"] / "wh.duckdb")])
+    assert res.exit_code == 0, res.output
+    line = next(x for x in res.output.splitlines() if x.startswith("the Conductor's own generation"))
+    assert f"${own:.4f}" in line and "single-sim-small" not in line
+
+
+async def test_gpu_hour_planner_times_one_generation_at_a_time() -> None:
+    from conductor.evaluation.conductor_cost import GpuHourPlanner
+    from conductor.planners import ScriptedPlanner
+
+    class Slow(ScriptedPlanner):
+        async def plan(self, messages, offered):  # noqa: ANN001, ANN201
+            await asyncio.sleep(0.05)
+            return await super().plan(messages, offered)
+
+    planner = GpuHourPlanner(Slow(["x"]), usd_per_gpu_hour=7200.0)  # $2 per second
+    t0 = time.perf_counter()
+    outs = await asyncio.gather(*(planner.plan([], []) for _ in range(3)))
+    wall = time.perf_counter() - t0
+    assert wall >= 0.15  # one at a time: waiting for the GPU is not generation
+    for c in outs:
+        assert 0.05 <= c.usage.latency_s < 0.1 and c.usage.cost_usd == pytest.approx(2 * c.usage.latency_s)
+
+
+def test_conductor_pricing_choices_are_exclusive(tmp_path: Path) -> None:
+    from conductor.evaluation.methods import MethodSpecError, method_from_spec
+    from conductor.types import Prices
+
+    (tmp_path / "config.json").write_text("{}")
+    with pytest.raises(MethodSpecError, match="not both"):
+        method_from_spec(f"conductor:{tmp_path}", REPO / "deployments" / "pools" / "local.yaml",
+                         conductor_usd_per_gpu_hour=1.0, conductor_prices=Prices(input=1, output=1))
