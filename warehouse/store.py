@@ -24,6 +24,10 @@ from warehouse.rows import Batch, flatten, rebuild
 from warehouse.sql import registered, transaction
 
 Progress = Callable[[str], None]
+# DuckDB keeps one database instance per file per process; two threads opening the same file at
+# once can race in that cache ("Cannot attach ... already attached"), seen with concurrent
+# evaluation tasks. Opening (and migrating) is rare and cheap: serialise it.
+_OPEN_LOCK = threading.Lock()
 TRACE_TABLES = ("traces", "steps", "calls")
 
 
@@ -53,6 +57,10 @@ class TraceStore(RecordsMixin):
             self.path.parent.mkdir(parents=True, exist_ok=True)
         elif not self.path.exists():
             raise FileNotFoundError(f"no warehouse at {self.path}")
+        with _OPEN_LOCK:
+            self._open(read_only)
+
+    def _open(self, read_only: bool) -> None:
         self.con = duckdb.connect(str(self.path), read_only=read_only)
         self.con.execute("SET TimeZone = 'UTC'")
         self.read_only = read_only
@@ -70,7 +78,8 @@ class TraceStore(RecordsMixin):
 
     # -- life cycle ------------------------------------------------------------------------
     def close(self) -> None:
-        self.con.close()
+        with _OPEN_LOCK:
+            self.con.close()
 
     def __enter__(self) -> TraceStore:
         return self
