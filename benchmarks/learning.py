@@ -175,7 +175,7 @@ def report(pool_name: str, store: Store) -> str:
                  f"points and >= oracle - 3 points, <= 10 CPU-min) is met by {len(cheap)} of {len(seeds)} GRPO seeds "
                  f"run{' (' + ', '.join(cheap) + ')' if cheap else ''}. ")
         for k, v in seeds.items():
-            text += (f"{k}: {v['accuracy'] - best['accuracy']:+.3f} vs best single, {v['accuracy'] - oracle['accuracy']:+.3f} "
+            text += (f"{k} ({v.get('stop_reason', '')}, {v.get('steps', '?')} steps): {v['accuracy'] - best['accuracy']:+.3f} vs best single, {v['accuracy'] - oracle['accuracy']:+.3f} "
                      f"vs oracle, routing {v.get('routing')}. ")
     hosts = sorted({f"{v['host']} (load {v['load_avg_1m']:.1f} at the end)" for v in data.values() if v.get("cpu_min")})
     text += ("\n\nSingle workers get one step with the pool's on-topic instruction; the oracle picks per domain the "
@@ -193,6 +193,12 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, nargs="*", default=[], help="GRPO seeds to train and evaluate.")
     ap.add_argument("--randomized", type=int, nargs="*", default=[],
                     help="Seeds of the randomized-pools comparison (needs the fixed-pool GRPO seed's model).")
+    ap.add_argument("--partial", type=int, nargs="*", default=[],
+                    help="Seeds whose GRPO run was stopped before its end (a deadline): evaluate the best held-out "
+                         "model saved so far (else the last checkpoint) and record the steps it reached.")
+    ap.add_argument("--cpu-min", type=float, nargs="*", default=[],
+                    help="With --partial: the stopped runs' CPU-minutes (e.g. from `ps -o time`), one per seed.")
+    ap.add_argument("--wall-min", type=float, nargs="*", default=[], help="With --partial: their wall minutes.")
     ap.add_argument("--steps", type=int, default=None, help="GRPO steps (default: the local profile's).")
     ap.add_argument("--test-n", type=int, default=128, help="Held-out bank problems (stratified by domain).")
     ap.add_argument("--out", type=Path, default=Path(".conductor/bench-learning"))
@@ -204,7 +210,7 @@ def main() -> None:
     for name in pools:
         pool_file, out = POOLS[name], ns.out / name
         store = Store(out / "results.json")
-        needs_base = ns.baselines or ns.sft or ns.seeds or ns.randomized
+        needs_base = ns.baselines or ns.sft or ns.seeds or ns.randomized or ns.partial
         base = baselines(test_set(ns.test_n), pool_file) if needs_base else None
         if ns.baselines:
             print(f"[{name}] baselines", flush=True)
@@ -223,6 +229,19 @@ def main() -> None:
                                  best_step=result.best_step, model_dir=str(result.model_dir),
                                  eval_history=[(h["step"], h["eval_accuracy"]) for h in result.eval_history],
                                  time_split=result.time_split))
+        for k, seed in enumerate(ns.partial):
+            run_dir = out / f"seed{seed}"
+            ckpts = sorted(run_dir.glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[1]))
+            reached = json.loads((ckpts[-1] / "trainer_state.json").read_text())["global_step"] if ckpts else 0
+            best = run_dir / "best"
+            model_dir = best if (best / "config.json").is_file() else ckpts[-1]
+            _, sft_cpu, sft_wall = sft_dir_for(out / "warm", pool_file)
+            cpu = ns.cpu_min[k] + sft_cpu if k < len(ns.cpu_min) else None
+            wall = ns.wall_min[k] + sft_wall if k < len(ns.wall_min) else None
+            r = evaluate_model_dir(model_dir, base, max_new_tokens=64)
+            store.put(row_of(f"GRPO seed {seed}", r, cpu_min=cpu, wall_min=wall, routing=routing(r, base),
+                             steps=reached, stop_reason=f"stopped by the deadline at step {reached} of {steps}",
+                             model_dir=str(model_dir), evaluated=model_dir.name))
         for seed in ns.randomized:
             fixed = store.load().get(f"GRPO seed {seed}")
             if fixed is None:
