@@ -166,6 +166,7 @@ def report(pool_name: str, store: Store) -> str:
     text = "\n".join(lines) + "\n\n"
     if singles and oracle:
         best_name, best = max(singles.items(), key=lambda kv: kv[1]["accuracy"])
+        best_name = best_name.removeprefix("single worker: ")
         seeds = {k: v for k, v in data.items() if k.startswith("GRPO seed")}
         met = [k for k, v in seeds.items() if v["accuracy"] >= best["accuracy"] + 0.10
                and v["accuracy"] >= oracle["accuracy"] - 0.03]

@@ -96,6 +96,10 @@ def test_grpo_steps_change_weights_and_log_to_mlflow(tmp_path, warm, monkeypatch
     assert any(not torch.equal(before[k], after[k]) for k in before)
     assert len(sunk) == 2 * 8 and set(sunk) == {0, 1}
     assert [r["step"] for r in result.history] == [1.0, 2.0]
+    # The step time split (benchmarks/training_speed.py prints it) covers both steps.
+    split = result.time_split
+    assert split["steps"] == 2 and split["cpu_generation_s"] > 0 and split["cpu_backward_s"] > 0
+    assert split["wall_step_s"] >= split["wall_generation_s"] + split["wall_reward_s"]
     assert all(0.0 <= r["format_rate"] <= 1.0 for r in result.history)
     client = mlflow.MlflowClient(uri)
     run = client.get_run(outcome.tracking_run_id)
