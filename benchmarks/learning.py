@@ -179,8 +179,10 @@ def report(pool_name: str, store: Store) -> str:
             text += (f"{k} ({v.get('stop_reason', '')}, {v.get('steps', '?')} steps): {v['accuracy'] - best['accuracy']:+.3f} vs best single, {v['accuracy'] - oracle['accuracy']:+.3f} "
                      f"vs oracle, routing {v.get('routing')}. ")
     hosts = sorted({f"{v['host']} (load {v['load_avg_1m']:.1f} at the end)" for v in data.values() if v.get("cpu_min")})
-    text += ("\n\nSingle workers get one step with the pool's on-topic instruction; the oracle picks per domain the "
-             "worker best on these very rows (an upper bound no router knows in advance). calls/question counts "
+    text += ("\n\nSingle workers get one step with the pool's on-topic instruction; the oracle routes each domain to the "
+             "worker best on these rows in the single-worker runs (knowledge no router has in advance), and is scored "
+             "in its own run with fresh simulated dice, so it is a noisy bound (about +-0.04 at 128 problems) and can "
+             "land below the best single worker. calls/question counts "
              "worker calls. CPU-min: this process's CPU time for the stage (SFT included in each GRPO seed); "
              f"machines: {', '.join(hosts) or 'n/a'}.")
     return text
