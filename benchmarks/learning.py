@@ -1,105 +1,270 @@
 """Does GRPO teach the tiny Conductor to orchestrate? Held-out accuracy, $ per question, calls per
-question and CPU-minutes on the SIMULATED local pool, for: a random workflow, each single worker,
-the per-domain oracle router, template fan-out and verify, SFT only, and GRPO for several seeds.
+question and CPU-minutes on the SIMULATED pools (local.yaml and paper-sim.yaml), for: a random
+workflow, each single worker, the per-domain oracle router, template fan-out and verify, SFT only,
+and GRPO for several seeds; plus the randomized-pools comparison (a model trained on random
+subsets of the pool vs the fixed-pool model, both evaluated on held-out random subsets).
 
 Goal (issue 10): trained >= best single worker + 10 points and within 3 points of the per-domain
 oracle in >= 2 of 3 seeds, at <= 10 CPU-minutes per seed on 2 cores. Numbers describe the
 simulation, never a real model.
 
-    python benchmarks/learning.py --seeds 3 --steps 200 --write docs/benchmarks.md
-    python benchmarks/learning.py --pool deployments/pools/paper-sim.yaml --seeds 3 --write docs/benchmarks.md
+Every measured row is saved as JSON under --out/<pool>/ as soon as it exists, so seeds can run in
+separate processes (or on other days) and `--report` assembles what is there:
+
+    python benchmarks/learning.py --pool local --baselines --sft --seeds 0 1 2
+    python benchmarks/learning.py --pool paper-sim --baselines --sft --seeds 0 1 2
+    python benchmarks/learning.py --pool local --randomized 0          # randomized-pools comparison, seed 0
+    python benchmarks/learning.py --pool local --pool paper-sim --report --write docs/benchmarks.md
+
+CPU-minutes are this process's user+system CPU time (resource.getrusage) for the stage, so other
+people's load on the machine inflates wall time but not these. A GRPO seed's CPU-minutes include
+the SFT warm start it started from (each seed would need one on its own).
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
+import json
 import os
+import random
+import resource
+import socket
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from benchmarks.report import write_section  # noqa: E402
+from conductor.config import REPO_ROOT  # noqa: E402
 from conductor.planners import template_workflow  # noqa: E402
-from conductor.training.compare import baselines, evaluate_model_dir, score  # noqa: E402
-from conductor.training.config import DEFAULT_POOL, local_profile  # noqa: E402
+from conductor.training.compare import Baselines, baselines, evaluate_model_dir, score  # noqa: E402
+from conductor.training.config import local_profile  # noqa: E402
+from conductor.training.dataset import PoolSampling, build_rows  # noqa: E402
 from conductor.training.evaluate import EvalResult  # noqa: E402
 from conductor.training.pipeline import run_training, training_split  # noqa: E402
 from conductor.training.problems import bank_splits, take_per_domain  # noqa: E402
+from conductor.training.sft_data import completion_text, task_workflow  # noqa: E402
 from conductor.training.warm import warm_started_tiny  # noqa: E402
 from conductor.workflow import render  # noqa: E402
 
+POOLS = {"local": REPO_ROOT / "deployments" / "pools" / "local.yaml",
+         "paper-sim": REPO_ROOT / "deployments" / "pools" / "paper-sim.yaml"}
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--seeds", type=int, default=3)
-    ap.add_argument("--steps", type=int, default=200)
-    ap.add_argument("--pool", default=DEFAULT_POOL, help="Pool YAML (local.yaml or paper-sim.yaml).")
-    ap.add_argument("--test-n", type=int, default=128, help="Held-out bank problems to evaluate on (stratified).")
-    ap.add_argument("--out", type=Path, default=Path(".conductor/bench-learning"))
-    ap.add_argument("--write", type=Path, default=None)
-    ap.add_argument("--reuse", action="store_true",
-                    help="Evaluate the SFT and GRPO models already under --out instead of training (CPU-min n/a).")
-    ns = ap.parse_args()
 
-    # Training: the bank's train split (early stopping on a validation slice of it); test: the
-    # bank's held-out split, never selected on.
-    base_cfg = local_profile(ns.out / "warm", pool_file=str(ns.pool))
-    train, _ = training_split(base_cfg)
-    test = take_per_domain(bank_splits(n=base_cfg.bank_size).test, ns.test_n, seed=0)
-    base = baselines(test, ns.pool)
+def cpu_s() -> float:
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    return ru.ru_utime + ru.ru_stime
+
+
+def routing(result: EvalResult, base: Baselines) -> dict[str, dict[str, int]]:
+    """Per domain, how often each first worker was chosen (by name)."""
+    names = [s.id for s in base.pool.specs]
+    out: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
+    for row, trace in zip(base.rows, result.traces):
+        wf = trace.workflow
+        out[row.problem.domain]["unparsed" if wf is None else "+".join(names[i] for i in wf.model_id)] += 1
+    return {d: dict(c.most_common(3)) for d, c in sorted(out.items())}
+
+
+def row_of(name: str, r: EvalResult, *, cpu_min: float | None = None, wall_min: float | None = None,
+           **extra: object) -> dict:
+    return {"method": name, "n": r.n, "accuracy": r.accuracy, "format_rate": r.format_rate,
+            "usd_per_question": r.usd_per_question, "calls_per_question": r.calls_per_question,
+            "cpu_min": cpu_min, "wall_min": wall_min, **extra}
+
+
+class Store:
+    """results.json under --out/<pool>: one entry per method, replaced when re-measured."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+
+    def load(self) -> dict[str, dict]:
+        return json.loads(self.path.read_text()) if self.path.exists() else {}
+
+    def put(self, row: dict) -> None:
+        data = self.load()  # re-read: another process may have added its seed meanwhile
+        data[row["method"]] = {**row, "measured_at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                               "host": socket.gethostname(), "load_avg_1m": os.getloadavg()[0]}
+        self.path.write_text(json.dumps(data, indent=1))
+        print(f"  {row['method']}: accuracy {row['accuracy']:.3f}, format {row['format_rate']:.2f}, "
+              f"${row['usd_per_question']:.4f}/q, {row['calls_per_question']:.2f} calls/q"
+              + (f", {row['cpu_min']:.1f} CPU-min" if row.get("cpu_min") is not None else ""), flush=True)
+
+
+def test_set(n: int) -> list:
+    return take_per_domain(bank_splits().test, n, seed=0)
+
+
+def run_baselines(base: Baselines, store: Store, seed: int = 0) -> None:
     rows, pool = base.rows, base.pool
     workers = [i for i, s in enumerate(pool.specs) if s.provider != "conductor"]
-    table: list[tuple[str, EvalResult, float]] = [("random single worker", base.random_single, 0.0)]
-    table += [(f"single worker: {w}", r, 0.0) for w, r in base.single.items()]
-    table.append(("per-domain oracle router", base.oracle, 0.0))
+    rng = random.Random(seed)
+    # A random workflow: the SFT data's generator (on-topic wording, 1 step or solve-then-check,
+    # workers uniformly at random): what the warm start imitates, with no routing.
+    texts = [completion_text(r.problem, task_workflow(r.problem, workers, rng)) for r in rows]
+    store.put(row_of("random workflow", score(texts, rows, pool)))
+    assert base.random_single is not None and base.oracle is not None
+    store.put(row_of("random single worker", base.random_single))
+    for w, r in base.single.items():
+        store.put(row_of(f"single worker: {w}", r, kind="single"))
+    store.put(row_of("per-domain oracle router", base.oracle, kind="oracle"))
     for shape in ("fanout", "verify"):
         text = render(template_workflow(shape, workers))
-        table.append((f"template {shape}", score([text] * len(rows), rows, pool), 0.0))
+        store.put(row_of(f"template {shape}", score([text] * len(rows), rows, pool)))
 
-    c0 = time.process_time()
-    sft_dir = ns.out / "warm" / "sft" if ns.reuse else warm_started_tiny(base_cfg, train)
-    sft_cpu = float("nan") if ns.reuse else (time.process_time() - c0) / 60
-    max_new = base_cfg.max_completion_length or 96
-    table.append(("SFT only", evaluate_model_dir(sft_dir, base, max_new_tokens=max_new), sft_cpu))
-    for seed in range(ns.seeds):
-        c0 = time.process_time()
-        cfg = local_profile(ns.out / f"seed{seed}", model_name_or_path=str(sft_dir), max_steps=ns.steps, seed=seed,
-                            train_seed=seed, pool_file=str(ns.pool))
-        if ns.reuse:
-            seed_dir = ns.out / f"seed{seed}"
-            model_dir = seed_dir / "best" if (seed_dir / "best").is_dir() else seed_dir / "model"
-            label, cpu = f"GRPO seed {seed} (reused {model_dir.name})", float("nan")
-        else:
-            outcome = run_training(cfg)
-            cpu = (time.process_time() - c0) / 60
-            model_dir = outcome.result.model_dir
-            label = f"GRPO seed {seed} ({outcome.result.steps} steps, {outcome.result.stop_reason})"
-        table.append((label, evaluate_model_dir(model_dir, base, max_new_tokens=max_new), cpu + sft_cpu))
 
-    lines = ["| method (simulated pool) | held-out acc | format | $/question | calls/question | CPU-min |", "|---|---|---|---|---|---|"]
-    for name, r, cpu in table:
-        lines.append(f"| {name} | {r.accuracy:.3f} | {r.format_rate:.2f} | {r.usd_per_question:.4f} | {r.calls_per_question:.2f} | {cpu:.1f} |")
-    best_name, best = base.best_single
-    oracle = base.oracle.accuracy
-    grpo = [r.accuracy for n, r, _ in table if n.startswith("GRPO")]
-    met = sum(a >= best.accuracy + 0.10 and a >= oracle - 0.03 for a in grpo)
-    pool_name = Path(ns.pool).stem
-    verdict = (f"Pool {pool_name} (simulated). Goal (>= best single + 10 points and within 3 of the oracle) met in {met} "
-               f"of {len(grpo)} seeds (best single {best_name} {best.accuracy:.3f}, oracle {oracle:.3f}; {len(rows)} "
-               "held-out bank problems).")
-    note = (" Models reused from an earlier run (`--reuse`): CPU-minutes not measured here (nan)." if ns.reuse else "")
-    body = "\n".join(lines) + "\n\n" + verdict + note + (
-        " Single workers get one step with the pool's on-topic instruction; the oracle picks per domain the worker "
-        "best on these very rows (an upper bound). calls/question counts the Conductor's own planning call; "
-        "baselines' CPU-min is 0 (no model).")
-    print(body)
-    if ns.write:
-        write_section(ns.write, f"learning-bank-{pool_name}",
-                      f"Learning to orchestrate on held-out bank problems, {pool_name} (benchmarks/learning.py, simulated pool)",
-                      "CPU-minutes use `time.process_time` of this process (SFT included in each GRPO row).\n\n" + body)
+def sft_dir_for(out: Path, pool_file: Path, *, randomized: bool = False, seed: int = 0) -> tuple[Path, float, float]:
+    """The warm start (reused when present, with its recorded cost): (dir, CPU-min, wall-min)."""
+    cfg = local_profile(out, pool_file=str(pool_file), randomized_pools=randomized, seed=seed)
+    sft, cost = out / "sft", out / "sft_cost.json"
+    if (sft / "config.json").is_file() and cost.exists():
+        c = json.loads(cost.read_text())
+        return sft, c["cpu_min"], c["wall_min"]
+    c0, w0 = cpu_s(), time.perf_counter()
+    train, _ = training_split(cfg)
+    warm_started_tiny(cfg, train)
+    c = {"cpu_min": (cpu_s() - c0) / 60, "wall_min": (time.perf_counter() - w0) / 60}
+    cost.write_text(json.dumps(c))
+    return sft, c["cpu_min"], c["wall_min"]
+
+
+def grpo_seed(out: Path, pool_file: Path, sft: Path, seed: int, steps: int, *, randomized: bool = False):  # noqa: ANN201
+    cfg = local_profile(out, model_name_or_path=str(sft), max_steps=steps, seed=seed, train_seed=seed,
+                        pool_file=str(pool_file), randomized_pools=randomized)
+    c0, w0 = cpu_s(), time.perf_counter()
+    outcome = run_training(cfg)
+    return outcome.result, (cpu_s() - c0) / 60, (time.perf_counter() - w0) / 60
+
+
+def subset_rows(base: Baselines, seed: int = 1234):  # noqa: ANN201
+    """The held-out problems, each offered a seeded random subset (2..all workers, shuffled)."""
+    return build_rows([r.problem for r in base.rows], base.pool, PoolSampling(randomized=True, k_min=2), seed=seed)
+
+
+def report(pool_name: str, store: Store) -> str:
+    data = store.load()
+    if not data:
+        return f"Pool {pool_name}: nothing measured yet."
+    lines = ["| method (simulated pool) | held-out acc | format | $/question | calls/question | CPU-min | wall-min |",
+             "|---|---|---|---|---|---|---|"]
+
+    def fmt(v: float | None, spec: str) -> str:
+        return "n/a" if v is None else format(v, spec)
+
+    order = sorted(data.values(), key=lambda r: (r["method"].startswith(("SFT", "GRPO", "randomized")), r["method"]))
+    for r in order:
+        lines.append(f"| {r['method']} | {r['accuracy']:.3f} | {r['format_rate']:.2f} | {r['usd_per_question']:.4f} | "
+                     f"{r['calls_per_question']:.2f} | {fmt(r.get('cpu_min'), '.1f')} | {fmt(r.get('wall_min'), '.1f')} |")
+    singles = {k: v for k, v in data.items() if v.get("kind") == "single"}
+    oracle = data.get("per-domain oracle router")
+    text = "\n".join(lines) + "\n\n"
+    if singles and oracle:
+        best_name, best = max(singles.items(), key=lambda kv: kv[1]["accuracy"])
+        best_name = best_name.removeprefix("single worker: ")
+        seeds = {k: v for k, v in data.items() if k.startswith("GRPO seed")}
+        met = [k for k, v in seeds.items() if v["accuracy"] >= best["accuracy"] + 0.10
+               and v["accuracy"] >= oracle["accuracy"] - 0.03]
+        cheap = [k for k in met if (seeds[k].get("cpu_min") or 1e9) <= 10.0]
+        text += (f"Pool {pool_name} (simulated), {best['n']} held-out bank problems: best single {best_name} "
+                 f"{best['accuracy']:.3f}, per-domain oracle {oracle['accuracy']:.3f}; the goal (>= best single + 10 "
+                 f"points and >= oracle - 3 points, <= 10 CPU-min) is met by {len(cheap)} of {len(seeds)} GRPO seeds "
+                 f"run{' (' + ', '.join(cheap) + ')' if cheap else ''}. ")
+        for k, v in seeds.items():
+            text += (f"{k} ({v.get('stop_reason', '')}, {v.get('steps', '?')} steps): {v['accuracy'] - best['accuracy']:+.3f} vs best single, {v['accuracy'] - oracle['accuracy']:+.3f} "
+                     f"vs oracle, routing {v.get('routing')}. ")
+    hosts = sorted({f"{v['host']} (load {v['load_avg_1m']:.1f} at the end)" for v in data.values() if v.get("cpu_min")})
+    text += ("\n\nSingle workers get one step with the pool's on-topic instruction; the oracle routes each domain to the "
+             "worker best on these rows in the single-worker runs (knowledge no router has in advance), and is scored "
+             "in its own run with fresh simulated dice, so it is a noisy bound (about +-0.04 at 128 problems) and can "
+             "land below the best single worker. calls/question counts "
+             "worker calls. CPU-min: this process's CPU time for the stage (SFT included in each GRPO seed); "
+             f"machines: {', '.join(hosts) or 'n/a'}.")
+    return text
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--pool", action="append", choices=sorted(POOLS), help="Simulated pool(s) (default: both).")
+    ap.add_argument("--baselines", action="store_true", help="Measure the baselines (no training).")
+    ap.add_argument("--sft", action="store_true", help="Warm-start (or reuse) and evaluate SFT only.")
+    ap.add_argument("--seeds", type=int, nargs="*", default=[], help="GRPO seeds to train and evaluate.")
+    ap.add_argument("--randomized", type=int, nargs="*", default=[],
+                    help="Seeds of the randomized-pools comparison (needs the fixed-pool GRPO seed's model).")
+    ap.add_argument("--partial", type=int, nargs="*", default=[],
+                    help="Seeds whose GRPO run was stopped before its end (a deadline): evaluate the best held-out "
+                         "model saved so far (else the last checkpoint) and record the steps it reached.")
+    ap.add_argument("--cpu-min", type=float, nargs="*", default=[],
+                    help="With --partial: the stopped runs' CPU-minutes (e.g. from `ps -o time`), one per seed.")
+    ap.add_argument("--wall-min", type=float, nargs="*", default=[], help="With --partial: their wall minutes.")
+    ap.add_argument("--steps", type=int, default=None, help="GRPO steps (default: the local profile's).")
+    ap.add_argument("--test-n", type=int, default=128, help="Held-out bank problems (stratified by domain).")
+    ap.add_argument("--out", type=Path, default=Path(".conductor/bench-learning"))
+    ap.add_argument("--report", action="store_true", help="Print (and with --write, write) the tables.")
+    ap.add_argument("--write", type=Path, default=None)
+    ns = ap.parse_args()
+    pools = ns.pool or sorted(POOLS)
+    steps = ns.steps or local_profile(ns.out).max_steps
+    for name in pools:
+        pool_file, out = POOLS[name], ns.out / name
+        store = Store(out / "results.json")
+        needs_base = ns.baselines or ns.sft or ns.seeds or ns.randomized or ns.partial
+        base = baselines(test_set(ns.test_n), pool_file) if needs_base else None
+        if ns.baselines:
+            print(f"[{name}] baselines", flush=True)
+            run_baselines(base, store)
+        if ns.sft or ns.seeds:
+            sft, sft_cpu, sft_wall = sft_dir_for(out / "warm", pool_file)
+            if ns.sft:
+                r = evaluate_model_dir(sft, base, max_new_tokens=64)
+                store.put(row_of("SFT only", r, cpu_min=sft_cpu, wall_min=sft_wall, routing=routing(r, base)))
+            for seed in ns.seeds:
+                print(f"[{name}] GRPO seed {seed}, {steps} steps", flush=True)
+                result, cpu, wall = grpo_seed(out / f"seed{seed}", pool_file, sft, seed, steps)
+                r = evaluate_model_dir(result.model_dir, base, max_new_tokens=64)
+                store.put(row_of(f"GRPO seed {seed}", r, cpu_min=cpu + sft_cpu, wall_min=wall + sft_wall,
+                                 routing=routing(r, base), steps=result.steps, stop_reason=result.stop_reason,
+                                 best_step=result.best_step, model_dir=str(result.model_dir),
+                                 eval_history=[(h["step"], h["eval_accuracy"]) for h in result.eval_history],
+                                 time_split=result.time_split))
+        for k, seed in enumerate(ns.partial):
+            run_dir = out / f"seed{seed}"
+            ckpts = sorted(run_dir.glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[1]))
+            reached = json.loads((ckpts[-1] / "trainer_state.json").read_text())["global_step"] if ckpts else 0
+            best = run_dir / "best"
+            model_dir = best if (best / "config.json").is_file() else ckpts[-1]
+            _, sft_cpu, sft_wall = sft_dir_for(out / "warm", pool_file)
+            cpu = ns.cpu_min[k] + sft_cpu if k < len(ns.cpu_min) else None
+            wall = ns.wall_min[k] + sft_wall if k < len(ns.wall_min) else None
+            r = evaluate_model_dir(model_dir, base, max_new_tokens=64)
+            store.put(row_of(f"GRPO seed {seed}", r, cpu_min=cpu, wall_min=wall, routing=routing(r, base),
+                             steps=reached, stop_reason=f"stopped by the deadline at step {reached} of {steps}",
+                             model_dir=str(model_dir), evaluated=model_dir.name))
+        for seed in ns.randomized:
+            fixed = store.load().get(f"GRPO seed {seed}")
+            if fixed is None:
+                raise SystemExit(f"--randomized {seed}: run --seeds {seed} first (the fixed-pool model to compare with)")
+            rows = subset_rows(base)
+            sft, sft_cpu, sft_wall = sft_dir_for(out / "warm-randomized", pool_file, randomized=True)
+            result, cpu, wall = grpo_seed(out / f"randomized-seed{seed}", pool_file, sft, seed, steps, randomized=True)
+            sub = Baselines(rows=rows, pool=base.pool)
+            for label, md, c, w in (("trained on random subsets", result.model_dir, cpu + sft_cpu, wall + sft_wall),
+                                    ("trained on the fixed pool", Path(fixed["model_dir"]), None, None)):
+                r = evaluate_model_dir(md, sub, max_new_tokens=64)
+                store.put(row_of(f"randomized pools, seed {seed}: {label}, on held-out subsets", r, cpu_min=c,
+                                 wall_min=w))
+        if ns.report or ns.write:
+            body = report(name, store)
+            print(body)
+            if ns.write:
+                write_section(ns.write, f"learning-bank-{name}",
+                              f"Learning to orchestrate on held-out bank problems, {name} pool "
+                              "(benchmarks/learning.py, simulated)", body)
 
 
 if __name__ == "__main__":

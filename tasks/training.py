@@ -19,12 +19,18 @@ from prefect.cache_policies import NO_CACHE
 from conductor.config import load_settings
 from conductor.data.schema import Problem
 from conductor.trace import Trace
+from conductor.workers.pool import read_pool_file
 from conductor.training.config import ConductorTrainingConfig, profile_config
 from conductor.training.grpo import TrainResult, train_grpo
 from conductor.training.pipeline import ensure_model, training_split
 from warehouse.records import Run
 from warehouse.staging import ingest_staged, stage_traces
 from warehouse.store import TraceStore
+
+
+def pool_is_simulated(pool_file: str | Path) -> bool:
+    """A run is labelled simulated when any worker of its pool is (its figures describe the simulation)."""
+    return any(w.provider == "simulated" for w in read_pool_file(pool_file).workers)
 
 
 def config_for(profile: str, output_dir: str, overrides: dict[str, Any]) -> ConductorTrainingConfig:
@@ -49,7 +55,7 @@ def grpo_chunk_task(profile: str, output_dir: str, overrides: dict[str, Any], mo
                     train: list[Problem], held_out: list[Problem], run_id: str | None = None) -> dict[str, Any]:
     """GRPO up to `until_step`; with a `run_id`, every rollout goes to the warehouse under it."""
     config = config_for(profile, output_dir, {**overrides, "model_name_or_path": model, "max_steps": until_step})
-    sink = WarehouseSink.for_settings(run_id=run_id) if run_id else None
+    sink = WarehouseSink.for_settings(run_id=run_id, simulated=pool_is_simulated(config.pool_file)) if run_id else None
     result: TrainResult = train_grpo(config, train, held_out, resume=True, run_id=run_id, sink=sink)
     if sink is not None:
         sink.flush()  # the run stays `running` until register_task closes it
@@ -73,7 +79,8 @@ def register_task(params: dict[str, Any], chunks: list[dict[str, Any]], run_id: 
         logged = run.finish(last["model_dir"], history=history, eval_history=evals, samples=last["samples"],
                             summary={"usd_total": last["usd"], "calls_total": last["calls"], "steps_done": last["steps"]})
     if run_id:
-        WarehouseSink.for_settings(run_id=run_id).close("finished", mlflow_run_id=logged.run_id)
+        simulated = pool_is_simulated(params["pool_file"]) if params.get("pool_file") else None
+        WarehouseSink.for_settings(run_id=run_id, simulated=simulated).close("finished", mlflow_run_id=logged.run_id)
     return {"run_id": logged.run_id, "model_uri": logged.model.model_uri if logged.model else "",
             "version": logged.model.version if logged.model else ""}
 

@@ -30,8 +30,12 @@ def test_training_flow_runs_chunks_and_registers(tmp_path, prefect_harness, monk
     assert str(client.get_model_version_by_alias("conductor", "challenger").version) == registered["version"]
     # Both chunks' rollouts are in the warehouse under one finished `train` run with the MLflow id.
     with TraceStore(prefect_harness / "warehouse.duckdb", read_only=True) as store:
-        rows = store.query("SELECT run_id, status FROM runs WHERE kind = 'train' AND mlflow_run_id = ?",
+        rows = store.query("SELECT run_id, status, simulated FROM runs WHERE kind = 'train' AND mlflow_run_id = ?",
                            [registered["run_id"]]).to_pylist()
-        assert len(rows) == 1 and rows[0]["status"] == "finished"
+        assert len(rows) == 1 and rows[0]["status"] == "finished" and rows[0]["simulated"] is True
         n = store.query("SELECT count(*) AS n FROM traces WHERE run_id = ?", [rows[0]["run_id"]]).to_pylist()
         assert n == [{"n": 2 * 4}]
+        # Each chunk's steps are on the run's curve (one row per step, 0 = before the first update).
+        curve = store.query("SELECT step FROM v_training_curves WHERE run_id = ? ORDER BY step",
+                            [rows[0]["run_id"]]).to_pylist()
+        assert [r["step"] for r in curve] == [0, 1]

@@ -1,11 +1,13 @@
-"""Real GRPO steps of the tiny model (TRL GRPOTrainer, the simulated pool, generated-bank
-problems): the weights change, the run logs to a real MLflow SQLite store and registers
+"""The SFT warm start (TRL SFTTrainer) and real GRPO steps of the tiny model (TRL GRPOTrainer,
+the simulated pool, generated-bank problems): the warm-started model writes parseable workflows;
+under GRPO the weights change, the run logs to a real MLflow SQLite store and registers
 `conductor@challenger`, its rollouts reach a real DuckDB warehouse (`v_training_curves`), the
 registered model answers through `conductor ask --conductor models:/conductor@challenger`, a run
 resumes from its checkpoint, and the dollar budget stops it cleanly at a checkpoint."""
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 from pathlib import Path
 
@@ -13,13 +15,17 @@ import mlflow
 import pytest
 import torch
 
+from conductor.models.tiny import load_tokenizer
 from conductor.training.config import local_profile
+from conductor.training.dataset import PoolSampling, build_rows, row_messages, training_pool
+from conductor.training.evaluate import generate_workflows, score_texts
 from conductor.training.grpo import last_checkpoint, train_grpo
 from conductor.training.pipeline import run_training
 from conductor.training.problems import bank_splits, take_per_domain
 from conductor.training.warm import warm_started_tiny
 from registry.runs import TrainingRun
 from tasks.training import WarehouseSink
+from conductor.workflow import ParseError, parse
 from warehouse.store import TraceStore
 
 # temperature 0.5: the briefly trained fixture model samples parseable workflows at 0.5 but rarely
@@ -30,15 +36,38 @@ SMALL = {"per_device_train_batch_size": 8, "num_generations": 4, "max_completion
 
 @pytest.fixture(scope="module")
 def warm(tmp_path_factory) -> tuple[Path, list, list]:
-    """A briefly warm-started small tiny model: its outputs parse sometimes, so rewards vary
-    within a group (all-equal rewards would give zero advantages and no update)."""
+    """A briefly warm-started small tiny model (a real SFTTrainer run): its outputs parse often
+    but not always at temperature 0.5, so rewards vary within a group (all-equal rewards would
+    give zero advantages and no update)."""
     out = tmp_path_factory.mktemp("warm")
     splits = bank_splits()
     train, held_out = take_per_domain(splits.train, 48), take_per_domain(splits.validation, 8)
-    # Small: 48 problems x 4 copies x 8 epochs on a 2-layer width-64 model (about a minute quiet).
+    # Small: 48 problems x 4 copies x 8 epochs (96 SFT steps) on a 2-layer width-64 model.
     config = local_profile(out, sft_epochs=8.0, sft_problems=48, sft_copies=4)
-    model_dir = warm_started_tiny(config, train, hidden_size=64, num_hidden_layers=2)
+    model_dir = warm_started_tiny(config, train, hidden_size=64, num_hidden_layers=2, vocab_size=2048)
     return model_dir, train, held_out
+
+
+def test_sft_warm_start_writes_parseable_workflows(warm) -> None:
+    from transformers import AutoModelForCausalLM
+
+    model_dir, train, _ = warm
+    held_out = take_per_domain(bank_splits().test, 16)
+    model = AutoModelForCausalLM.from_pretrained(model_dir)
+    tokenizer = load_tokenizer(model_dir)
+    pool = training_pool(local_profile("/tmp/unused").pool_file, [*train, *held_out])
+    rows = build_rows(held_out, pool, PoolSampling())
+    prompts = [[m.model_dump() for m in row_messages(r, pool, examples=False)] for r in rows]
+    texts = generate_workflows(model, tokenizer, prompts, max_new_tokens=64)
+    parsed = [parse(t, len(r.pool_ids)) for t, r in zip(texts, rows)]
+    ok = [p for p in parsed if not isinstance(p, ParseError)]
+    assert len(ok) >= 0.7 * len(rows), texts
+    # Its subtasks are the SFT wording (long on-topic instructions), after a reasoning line.
+    assert all(p.subtasks[0].endswith(".") and len(p.subtasks[0]) > 40 for p in ok), texts
+    assert all(t.startswith("This is a") for t in texts), texts
+    # And the parsed workflows run: every parsed one is scored 0.5 or 1 by the real path.
+    result = asyncio.run(score_texts(texts, rows, pool, examples=False))
+    assert result.format_rate == len(ok) / len(rows)
 
 
 def _weights(path: Path) -> dict[str, torch.Tensor]:
@@ -67,6 +96,10 @@ def test_grpo_steps_change_weights_and_log_to_mlflow(tmp_path, warm, monkeypatch
     assert any(not torch.equal(before[k], after[k]) for k in before)
     assert len(sunk) == 2 * 8 and set(sunk) == {0, 1}
     assert [r["step"] for r in result.history] == [1.0, 2.0]
+    # The step time split (benchmarks/training_speed.py prints it) covers both steps.
+    split = result.time_split
+    assert split["steps"] == 2 and split["cpu_generation_s"] > 0 and split["cpu_backward_s"] > 0
+    assert split["wall_step_s"] >= split["wall_generation_s"] + split["wall_reward_s"]
     assert all(0.0 <= r["format_rate"] <= 1.0 for r in result.history)
     client = mlflow.MlflowClient(uri)
     run = client.get_run(outcome.tracking_run_id)

@@ -35,8 +35,9 @@ def init(
     if sft:
         path = warm_started_tiny(config, train)
     else:
-        train = take_per_domain(train, config.sft_problems, seed=seed)
-        path = init_tiny_conductor(Path(directory) / "base", train, training_pool(config.pool_file, train), seed=seed)
+        # The same tokenizer as the SFT path: trained on every training question.
+        pool = training_pool(config.pool_file, take_per_domain(train, config.sft_problems, seed=seed))
+        path = init_tiny_conductor(Path(directory) / "base", train, pool, seed=seed)
     console.print(f"model: {path}")
 
 

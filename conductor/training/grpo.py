@@ -13,7 +13,7 @@ from conductor.config import ExecutionConfig
 from conductor.models.tiny import load_tokenizer
 from conductor.data.schema import Problem
 from conductor.training.callbacks import BudgetCallback, HeldOutEval, RewardStatsCheckpoint, StepLog
-from conductor.training.config import ConductorTrainingConfig
+from conductor.training.config import ConductorTrainingConfig, apply_torch_threads
 from conductor.training.dataset import PoolSampling, build_rows, to_dataset, training_pool
 from conductor.training.policy import TransformersPolicy
 from conductor.training.reward import TraceSink, WorkflowReward
@@ -36,6 +36,50 @@ class TrainResult:
     best_eval_accuracy: float | None = None
     best_step: int | None = None
     samples: list[dict[str, str]] = field(default_factory=list)
+    time_split: dict[str, float] = field(default_factory=dict)  # totals over the run, see StepTimer
+
+
+class StepTimer:
+    """Where a GRPO step's time goes: generation (sampling the completions), reward (running and
+    scoring the workflows) and the rest of the training step (log-probs, loss, backward,
+    optimizer). Wall seconds and this process's CPU seconds, summed over the run."""
+
+    PARTS = ("generation", "reward", "step")
+
+    def __init__(self) -> None:
+        self.wall = dict.fromkeys(self.PARTS, 0.0)
+        self.cpu = dict.fromkeys(self.PARTS, 0.0)
+        self.steps = 0
+
+    def wrap(self, obj: object, method: str, part: str) -> None:
+        inner = getattr(obj, method)
+
+        def timed(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+            w, c = time.perf_counter(), time.process_time()
+            try:
+                return inner(*args, **kwargs)
+            finally:
+                self.wall[part] += time.perf_counter() - w
+                self.cpu[part] += time.process_time() - c
+                if part == "step":
+                    self.steps += 1
+
+        setattr(obj, method, timed)
+
+    def attach(self, trainer: object) -> None:
+        self.wrap(trainer, "_generate", "generation")
+        self.wrap(trainer, "_calculate_rewards", "reward")
+        self.wrap(trainer, "training_step", "step")
+
+    def split(self) -> dict[str, float]:
+        """Per-step means; `backward` is the training step less generation and reward."""
+        n = max(1, self.steps)
+        out: dict[str, float] = {"steps": float(self.steps)}
+        for kind, table in (("wall", self.wall), ("cpu", self.cpu)):
+            rest = table["step"] - table["generation"] - table["reward"]
+            out.update({f"{kind}_generation_s": table["generation"] / n, f"{kind}_reward_s": table["reward"] / n,
+                        f"{kind}_backward_s": rest / n, f"{kind}_step_s": table["step"] / n})
+        return out
 
 
 def sampling_of(config: ConductorTrainingConfig) -> PoolSampling:
@@ -61,6 +105,7 @@ def train_grpo(
     from trl import GRPOTrainer
 
     t0 = time.perf_counter()
+    apply_torch_threads(config)
     out = Path(config.output_dir)
     pool = training_pool(config.pool_file, [*train_problems, *eval_problems])
     rows = build_rows(train_problems, pool, sampling_of(config), seed=config.train_seed)
@@ -84,6 +129,8 @@ def train_grpo(
         model=config.model_name_or_path, reward_funcs=[reward], args=config, train_dataset=dataset,
         processing_class=tokenizer, callbacks=[budget, stats_ckpt, log, held_out],
     )
+    timer = StepTimer()
+    timer.attach(trainer)
     if config.recursion_fraction > 0:
         reward.policy = TransformersPolicy(
             trainer.model, tokenizer, max_new_tokens=config.max_completion_length or 256, temperature=config.temperature
@@ -104,7 +151,7 @@ def train_grpo(
         model_dir=model_dir, steps=steps, stop_reason=reason, usd=reward.stats.usd, calls=reward.stats.calls,
         rollouts=reward.stats.rollouts, wall_s=time.perf_counter() - t0, history=log.rows,
         eval_history=held_out.history, best_eval_accuracy=held_out.best, best_step=held_out.best_step,
-        samples=sample_rows(held_out.last.traces if held_out.last else (), eval_rows),
+        samples=sample_rows(held_out.last.traces if held_out.last else (), eval_rows), time_split=timer.split(),
     )
 
 

@@ -1,12 +1,21 @@
 """Generated workflows for the SFT warm start, and the corpus the tiny tokenizer learns from.
 
-The subtask wording depends on the task (its domain, its subject, the answer format the domain
-asks for) and never on the workers: the workers are drawn at random. It is the simulated pool's
-own on-topic wording (`on_topic_instruction`), which its instruction-quality function scores 1
-(the earlier templates here scored ~0.65: one topic word, not two). A prototype whose subtasks
-were the same for every question ("Solve the task.") taught the model to ignore the question at
-the decision position, and GRPO then collapsed to "always the best single worker"; with wording
-that depends on the task type, GRPO learned per-domain routing.
+Each completion is what the paper's Conductor writes: a line of free-form reasoning, then the
+three lists. Both depend on the task type (the problem's domain) and never on the workers:
+- the reasoning line says what kind of task it is ("This is a coding problem."), so the tokens
+  just before the worker choice carry the task type;
+- the subtasks are the simulated pool's on-topic wording for the domain (`on_topic_instruction`
+  without the subject: quality 1 under its instruction-quality function, like with it);
+- the workers are drawn uniformly at random among those offered, so SFT teaches no routing and
+  the SFT policy starts with high entropy over workers.
+
+Why (measured, docs/training.md): the earlier SFT data put the problem's subject inside each
+subtask. The subject is in the question text for ~4 % of the bank's problems, so those tokens
+were noise the tiny model could not predict, and after 6 epochs it had not learnt the task type
+at all: decision-position hidden-state cosine 0.9976 within a domain vs 0.9958 across domains,
+the same worker distribution in every domain, subtask quality 0.10-0.82 by domain. A prototype
+whose subtasks were the same for every question ("Solve the task.") showed the same symptom
+(cosine 0.9998) and GRPO collapsed to "always the best single worker".
 """
 
 from __future__ import annotations
@@ -19,19 +28,41 @@ from conductor.prompts import SYSTEM, pool_section
 from conductor.training.dataset import PoolSampling, PromptRow, build_rows, row_messages
 from conductor.workers.pool import Pool
 from conductor.workers.simulated.instructions import on_topic_instruction
-from conductor.workers.simulated.instructions import subject_of as instruction_subject
 from conductor.workflow import ALL, Workflow, render
 
+TASK_LINES = {
+    "math": "This is a math problem.",
+    "choice": "This is a multiple-choice knowledge question.",
+    "freeform": "This is a science question with a short answer.",
+    "code": "This is a coding problem.",
+}
+
+
+def _untitled(problem: Problem) -> Problem:
+    # The subject is rarely in the question text (~4 % of the bank): a model cannot learn to write it.
+    return problem.model_copy(update={"meta": {}})
+
+
+def task_line(problem: Problem) -> str:
+    """The reasoning line before the lists: the kind of task, nothing about workers."""
+    return TASK_LINES.get(problem.domain, "This is a question.")
+
+
 def solve_instruction(problem: Problem) -> str:
-    """The solve step's subtask: the simulated pool's on-topic wording (quality 1 under its
-    instruction-quality function): it names the domain's topic, the problem's subject and the
-    domain's answer format. It depends on the task only, never on a worker."""
-    return on_topic_instruction(problem, "solve")
+    """The solve step's subtask: the simulated pool's on-topic wording for the problem's domain
+    (quality 1 under its instruction-quality function): the domain's topic words and answer
+    format. It depends on the task type only, never on a worker."""
+    return on_topic_instruction(_untitled(problem), "solve")
 
 
 def check_instruction(problem: Problem) -> str:
     """The second step of a solve-then-check pair: review the answer above, same topic words."""
-    return on_topic_instruction(problem, "verify")
+    return on_topic_instruction(_untitled(problem), "verify")
+
+
+def completion_text(problem: Problem, workflow: Workflow) -> str:
+    """The SFT target: the reasoning line, then the lists."""
+    return f"{task_line(problem)}\n{render(workflow)}"
 
 
 def task_workflow(problem: Problem, workers: Sequence[int], rng: random.Random, *, p_check: float = 0.3) -> Workflow:
@@ -71,7 +102,7 @@ def example_for(row: PromptRow, pool: Pool, rng: random.Random, *, examples: boo
     messages = row_messages(row, pool, examples=examples)
     return {
         "prompt": [m.model_dump() for m in messages],
-        "completion": [{"role": "assistant", "content": render(workflow)}],
+        "completion": [{"role": "assistant", "content": completion_text(row.problem, workflow)}],
     }
 
 
@@ -85,15 +116,8 @@ def tokenizer_corpus(problems: Sequence[Problem], pool: Pool, *, seed: int = 0, 
     # most of every prompt. Instruction templates follow; subjects and questions stay sub-word.
     prompt_text = [SYSTEM.format(max_steps=5, examples="(none)"), RECURSION_INSTRUCTION]
     prompt_text += [f"Model {i}: {s.description}" for i, s in enumerate(pool.specs)]
-    # The fixed parts of the instructions SFT writes, cut at the subject: they merge into a few
-    # tokens each, while subjects stay sub-word (a whole instruction per subject as one token
-    # would be a token the model must learn per subject, and cannot write for a new one).
-    pieces: set[str] = set()
-    for p in problems:
-        subject = instruction_subject(p)
-        for text in (solve_instruction(p), check_instruction(p)):
-            pieces.update(part for part in (text.split(f"{subject} ") if subject else [text]) if part)
-    templates = sorted(pieces)
+    # The instructions and reasoning lines SFT writes (a few per domain) merge into a few tokens each.
+    templates = sorted({t for p in problems for t in (solve_instruction(p), check_instruction(p), task_line(p))})
     corpus = prompt_text * (4 * repeats) + templates * repeats
     corpus += ["model_id = [", 'subtasks = ["', "access_list = [", '[], "all"]', "[[]]"] * repeats
     corpus += [p.question for p in problems]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from conductor.data.schema import Problem
 from conductor.training.base_model import init_tiny_conductor
-from conductor.training.config import ConductorTrainingConfig
+from conductor.training.config import ConductorTrainingConfig, apply_torch_threads
 from conductor.training.dataset import PoolSampling, training_pool
 from conductor.training.sft import warm_start
 from conductor.training.problems import take_per_domain
@@ -19,15 +19,20 @@ def warm_started_tiny(
     config: ConductorTrainingConfig, train_problems: Sequence[Problem], *, copies: int | None = None, **shape: int
 ) -> Path:
     """Build `<output_dir>/base`, SFT it into `<output_dir>/sft` and point the config's
-    `model_name_or_path` at the result. Only training problems reach the tokenizer and SFT:
-    `config.sft_problems` of them, spread over the domains."""
+    `model_name_or_path` at the result. Only training problems reach the tokenizer (all of
+    them) and SFT (`config.sft_problems` of them, spread over the domains)."""
+    apply_torch_threads(config)
     out = Path(config.output_dir)
-    train_problems = take_per_domain(train_problems, config.sft_problems, seed=config.seed)
+    all_train = list(train_problems)
+    train_problems = take_per_domain(all_train, config.sft_problems, seed=config.seed)
     copies = config.sft_copies if copies is None else copies
     pool = training_pool(config.pool_file, train_problems)
-    base = init_tiny_conductor(out / "base", train_problems, pool, seed=config.seed, **shape)
-    # SFT offers randomized pools whenever GRPO will, so ids stay within the offered range.
-    sampling = PoolSampling(randomized=True, k_min=config.pool_k_min, k_max=config.pool_k_max)
+    # The tokenizer reads every training question (cheap): more of its merges become question
+    # words, so the question is fewer, more meaningful tokens and the task type is easier to learn.
+    base = init_tiny_conductor(out / "base", all_train, pool, seed=config.seed, **shape)
+    # SFT offers the pools GRPO will: the full pool (workers uniform over it, so the SFT policy
+    # starts with maximal entropy over workers), or random subsets for a randomized-pools run.
+    sampling = PoolSampling(randomized=config.randomized_pools, k_min=config.pool_k_min, k_max=config.pool_k_max)
     examples = sft_examples(train_problems, pool, sampling, copies=copies, seed=config.seed, examples=config.few_shot_examples)
     sft_dir = warm_start(base, out / "sft", examples, epochs=config.sft_epochs, learning_rate=config.sft_learning_rate,
                          seed=config.seed, use_cpu=config.use_cpu)
