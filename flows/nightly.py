@@ -57,7 +57,7 @@ GateMethod = Literal["bootstrap", "mcnemar"]
 # little; `conductor train --profile local` is the full-length run.
 LOCAL_NIGHTLY_TRAINING: dict[str, Any] = {
     "sft_problems": 16, "sft_copies": 2, "sft_epochs": 1.0, "per_device_train_batch_size": 4,
-    "num_generations": 2, "eval_every": 0, "early_stopping_patience": 0,
+    "num_generations": 2, "eval_every": 0, "early_stopping_patience": 0, "validation_problems": 8,
 }
 _KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 

@@ -1,0 +1,133 @@
+"""The nightly flow for real, under the session's Prefect test server: curation, a tiny training
+run registered in a real MLflow SQLite store, the evaluation of challenger vs the template
+baseline (no champion yet) on held-out problems with traces in DuckDB, costs, the gate (its
+decision in MLflow and in `promotions`), the artifacts. One nightly run is shared by every
+assertion; a rerun of the same night must reuse it (no second version, no second decision)."""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from pathlib import Path
+
+import mlflow
+import pytest
+
+from warehouse.store import TraceStore
+
+# The smallest training that still goes through SFT, GRPO and registration.
+TINY = {"sft_problems": 8, "sft_copies": 1, "sft_epochs": 1.0, "per_device_train_batch_size": 2,
+        "num_generations": 2, "max_completion_length": 48, "eval_every": 0, "early_stopping_patience": 0}
+HELDOUT = 8
+
+
+@pytest.fixture(scope="module")
+def night(prefect_harness: Path, tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
+    from flows.nightly import nightly_flow
+
+    uri = f"sqlite:///{tmp_path_factory.mktemp('nightly-mlflow') / 'mlflow.db'}"
+    old = os.environ.get("MLFLOW_TRACKING_URI")
+    os.environ["MLFLOW_TRACKING_URI"] = uri
+    kwargs = dict(steps=1, chunk_steps=1, heldout_problems=HELDOUT, baselines=[], training_overrides=TINY,
+                  concurrency=2, run_key=f"test-{uuid.uuid4().hex[:8]}")
+    try:
+        first = nightly_flow(**kwargs)
+        again = nightly_flow(**kwargs)  # the same night, rerun: every stage cached
+        yield {"uri": uri, "first": first, "again": again, "home": prefect_harness}
+    finally:
+        if old is None:
+            os.environ.pop("MLFLOW_TRACKING_URI", None)
+        else:
+            os.environ["MLFLOW_TRACKING_URI"] = old
+
+
+def _store(home: Path) -> TraceStore:
+    return TraceStore(home / "warehouse.duckdb", read_only=True)
+
+
+def test_registered_version_and_aliases_follow_the_decision(night) -> None:  # noqa: ANN001
+    s = night["first"]
+    client = mlflow.MlflowClient(night["uri"])
+    versions = client.search_model_versions("name='conductor'")
+    assert [v.version for v in versions] == [s.challenger_version] == ["1"]
+    assert versions[0].status == "READY"
+    aliases = {a: str(v) for a, v in client.get_registered_model("conductor").aliases.items()}
+    assert aliases["challenger"] == s.challenger_version
+    # no champion before the first night: the challenger was compared with the template baseline
+    assert s.champion_version_before is None and s.compared_with.startswith("template:")
+    if s.promoted:
+        assert aliases.get("champion") == s.challenger_version == s.champion_version_after
+    else:
+        assert "champion" not in aliases and s.champion_version_after is None
+
+
+def test_the_decision_is_recorded_in_mlflow_and_the_warehouse(night) -> None:  # noqa: ANN001
+    s = night["first"]
+    v = mlflow.MlflowClient(night["uri"]).get_model_version("conductor", s.challenger_version)
+    assert v.tags["gate.decision"] == ("promoted" if s.promoted else "rejected")
+    assert v.tags["gate.promotion_id"] == s.promotion_id
+    assert v.tags["gate.baseline"].startswith("template:")
+    assert json.loads(v.tags["gate.figures"])["n"] == HELDOUT
+    assert s.reason in v.description
+    with _store(night["home"]) as store:
+        rows = store.query("SELECT * FROM promotions WHERE challenger_version = ? AND challenger_eval_id = ?",
+                           [s.challenger_version, s.evaluation_id]).to_pylist()
+        nightly = store.query("SELECT * FROM v_nightly WHERE run_key = ? ORDER BY started_at",
+                              [s.run_key]).to_pylist()
+    assert len(rows) == 1 and rows[0]["promotion_id"] == s.promotion_id and rows[0]["promoted"] == s.promoted
+    assert [(r["status"], r["promotion_id"], r["challenger_version"]) for r in nightly] == \
+        [("finished", s.promotion_id, s.challenger_version)] * 2
+
+
+def test_traces_of_training_and_evaluation_are_in_duckdb(night) -> None:  # noqa: ANN001
+    s = night["first"]
+    with _store(night["home"]) as store:
+        per_spec = store.query(
+            "SELECT spec, count(*) AS n, count(DISTINCT problem_id) AS problems FROM v_question_outcomes"
+            " WHERE evaluation_id = ? GROUP BY spec", [s.evaluation_id]).to_pylist()
+        train = store.query("SELECT r.status, count(t.trace_id) AS traces FROM runs r JOIN traces t USING (run_id)"
+                            " WHERE r.kind = 'train' AND r.mlflow_run_id = ? GROUP BY r.status",
+                            [s.mlflow_run_id]).to_pylist()
+    assert len(per_spec) == 2  # the challenger and the template baseline, on the same problems
+    assert all(r["n"] == r["problems"] == HELDOUT for r in per_spec)
+    assert len(train) == 1 and train[0]["status"] == "finished" and train[0]["traces"] > 0
+    assert set(s.accuracy) == {f"challenger v{s.challenger_version}", f"{s.compared_with} (baseline: no champion yet)"}
+    assert s.simulated and s.usd_evaluation > 0
+
+
+def test_a_rerun_of_the_same_night_reuses_every_stage(night) -> None:  # noqa: ANN001
+    first, again = night["first"], night["again"]
+    assert (again.challenger_version, again.evaluation_id, again.promotion_id) == \
+        (first.challenger_version, first.evaluation_id, first.promotion_id)
+    assert len(mlflow.MlflowClient(night["uri"]).search_model_versions("name='conductor'")) == 1
+    with _store(night["home"]) as store:
+        n = store.query("SELECT count(*) AS n FROM promotions WHERE challenger_eval_id = ?",
+                        [first.evaluation_id]).to_pylist()
+    assert n == [{"n": 1}]
+
+
+def test_artifacts_are_published(night) -> None:  # noqa: ANN001
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
+    import asyncio
+
+    async def read():  # noqa: ANN202
+        async with get_client() as client:
+            return await client.read_artifacts(
+                artifact_filter=ArtifactFilter(key=ArtifactFilterKey(like_="nightly-")))
+
+    arts = asyncio.run(read())
+    by_key = {a.key: a for a in arts}
+    assert {"nightly-summary", "nightly-results", "nightly-costs", "nightly-model-version",
+            "nightly-training-run"} <= set(by_key)
+    results = by_key["nightly-results"].data
+    assert "simulated" in results and night["first"].promotion_id not in results  # the reason, not ids
+    assert f"challenger v{night['first'].challenger_version}" in str(by_key["nightly-summary"].data)
+
+
+def test_bad_parameters_are_one_clear_error(prefect_harness) -> None:  # noqa: ANN001
+    from flows.nightly import nightly_flow
+
+    with pytest.raises(ValueError, match=r"steps must be at least 1.*run_key"):
+        nightly_flow.fn(steps=0, run_key="../../etc")
