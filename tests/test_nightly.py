@@ -24,7 +24,7 @@ HELDOUT = 8
 
 @pytest.fixture(scope="module")
 def night(prefect_harness: Path, tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
-    from flows.nightly import nightly_flow
+    from flows.nightly import champion_eval_flow, nightly_flow
 
     uri = f"sqlite:///{tmp_path_factory.mktemp('nightly-mlflow') / 'mlflow.db'}"
     old = os.environ.get("MLFLOW_TRACKING_URI")
@@ -34,7 +34,8 @@ def night(prefect_harness: Path, tmp_path_factory: pytest.TempPathFactory):  # n
     try:
         first = nightly_flow(**kwargs)
         again = nightly_flow(**kwargs)  # the same night, rerun: every stage cached
-        yield {"uri": uri, "first": first, "again": again, "home": prefect_harness}
+        champion_eval = champion_eval_flow(heldout_problems=4, baselines=[], concurrency=2)
+        yield {"uri": uri, "first": first, "again": again, "home": prefect_harness, "champion_eval": champion_eval}
     finally:
         if old is None:
             os.environ.pop("MLFLOW_TRACKING_URI", None)
@@ -50,7 +51,7 @@ def test_registered_version_and_aliases_follow_the_decision(night) -> None:  # n
     s = night["first"]
     client = mlflow.MlflowClient(night["uri"])
     versions = client.search_model_versions("name='conductor'")
-    assert [v.version for v in versions] == [s.challenger_version] == ["1"]
+    assert [str(v.version) for v in versions] == [s.challenger_version] == ["1"]
     assert versions[0].status == "READY"
     aliases = {a: str(v) for a, v in client.get_registered_model("conductor").aliases.items()}
     assert aliases["challenger"] == s.challenger_version
@@ -131,3 +132,16 @@ def test_bad_parameters_are_one_clear_error(prefect_harness) -> None:  # noqa: A
 
     with pytest.raises(ValueError, match=r"steps must be at least 1.*run_key"):
         nightly_flow.fn(steps=0, run_key="../../etc")
+
+
+def test_champion_eval_evaluates_the_champion_or_the_baseline(night) -> None:  # noqa: ANN001
+    out, s = night["champion_eval"], night["first"]
+    assert out["champion_version"] == s.champion_version_after
+    if s.champion_version_after:
+        assert out["spec"].startswith("conductor:") and out["spec"].endswith(f"v{s.champion_version_after}")
+    else:
+        assert out["spec"] == s.compared_with  # the template baseline
+    with _store(night["home"]) as store:
+        n = store.query("SELECT count(*) AS n FROM v_question_outcomes WHERE evaluation_id = ?",
+                        [out["evaluation_id"]]).to_pylist()
+    assert n == [{"n": 4}] and set(out["accuracy"]) == {out["spec"]}

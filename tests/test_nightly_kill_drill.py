@@ -109,7 +109,7 @@ def test_nightly_killed_mid_training_then_mid_evaluation_completes_cleanly(prefe
 
     proc, marker, _ = _launch("evaluation", tmp_path, env)
     _kill_when_blocked(proc, marker, tmp_path, "evaluation")
-    assert [v.version for v in client.search_model_versions("name='conductor'")] == ["1"]
+    assert [str(v.version) for v in client.search_model_versions("name='conductor'")] == ["1"]
     # The rerun resumed from checkpoint-1: the warm start was not redone (one SFT) and step 2 followed.
     assert (night / "training" / "checkpoint-2").is_dir()
 
@@ -121,7 +121,7 @@ def test_nightly_killed_mid_training_then_mid_evaluation_completes_cleanly(prefe
 
     # One registered version (the third run reused it), every alias on a READY version of a finished run.
     versions = client.search_model_versions("name='conductor'")
-    assert [v.version for v in versions] == [summary.challenger_version] == ["1"]
+    assert [str(v.version) for v in versions] == [summary.challenger_version] == ["1"]
     aliases = {a: str(v) for a, v in client.get_registered_model("conductor").aliases.items()}
     assert aliases["challenger"] == "1" and aliases.get("champion") == ("1" if summary.promoted else None)
     for version in aliases.values():
