@@ -60,7 +60,7 @@ TINY = {"sft_problems": 8, "sft_copies": 1, "sft_epochs": 1.0, "per_device_train
         "num_generations": 2, "max_completion_length": 48, "eval_every": 0, "early_stopping_patience": 0,
         "validation_problems": 4}
 s = nightly_flow(steps=2, chunk_steps=1, heldout_problems=4, baselines=[], training_overrides=TINY,
-                 concurrency=1, run_key="drill")
+                 concurrency=2, run_key="drill")
 Path(out).write_text(s.model_dump_json())
 print("completed", flush=True)
 """
@@ -92,6 +92,7 @@ def _kill_when_blocked(proc: subprocess.Popen, marker: Path, tmp: Path, what: st
             proc.kill()
 
 
+@pytest.mark.timeout(900)  # three runs in fresh processes: ~7 min on 2 contended cores
 def test_nightly_killed_mid_training_then_mid_evaluation_completes_cleanly(prefect_harness, tmp_path) -> None:  # noqa: ANN001
     from prefect.settings import PREFECT_API_URL
 
