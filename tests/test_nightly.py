@@ -145,3 +145,23 @@ def test_champion_eval_evaluates_the_champion_or_the_baseline(night) -> None:  #
         n = store.query("SELECT count(*) AS n FROM v_question_outcomes WHERE evaluation_id = ?",
                         [out["evaluation_id"]]).to_pylist()
     assert n == [{"n": 4}] and set(out["accuracy"]) == {out["spec"]}
+
+
+def test_the_gate_never_decides_twice_for_one_version(night) -> None:  # noqa: ANN001
+    """The promotion flow run again on the same version (as a rerun after a kill between the
+    gate's MLflow record and the cached result would): the recorded decision is read back."""
+    from flows.nightly import BASELINE, promotion_flow
+
+    s = night["first"]
+    with _store(night["home"]) as store:
+        specs = [r["spec"] for r in store.query("SELECT DISTINCT spec FROM v_question_outcomes WHERE evaluation_id = ?",
+                                                [s.evaluation_id]).to_pylist()]
+    challenger_spec = next(x for x in specs if x != BASELINE)
+    again = promotion_flow(challenger_version=s.challenger_version, evaluation_id=s.evaluation_id,
+                           challenger_spec=challenger_spec, champion_spec=BASELINE,
+                           champion_version=None)
+    assert again["promotion_id"] == s.promotion_id and again["promoted"] == s.promoted
+    with _store(night["home"]) as store:
+        n = store.query("SELECT count(*) AS n FROM promotions WHERE challenger_version = ?",
+                        [s.challenger_version]).to_pylist()
+    assert n == [{"n": 1}]
