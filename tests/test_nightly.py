@@ -162,6 +162,6 @@ def test_the_gate_never_decides_twice_for_one_version(night) -> None:  # noqa: A
                            champion_version=None)
     assert again["promotion_id"] == s.promotion_id and again["promoted"] == s.promoted
     with _store(night["home"]) as store:
-        n = store.query("SELECT count(*) AS n FROM promotions WHERE challenger_version = ?",
-                        [s.challenger_version]).to_pylist()
+        n = store.query("SELECT count(*) AS n FROM promotions WHERE challenger_eval_id = ?",
+                        [s.evaluation_id]).to_pylist()
     assert n == [{"n": 1}]
