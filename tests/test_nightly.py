@@ -34,8 +34,20 @@ def night(prefect_harness: Path, tmp_path_factory: pytest.TempPathFactory):  # n
     try:
         first = nightly_flow(**kwargs)
         again = nightly_flow(**kwargs)  # the same night, rerun: every stage cached
+        client = mlflow.MlflowClient(uri)
+        after_first = {"versions": [(str(v.version), v.status) for v in client.search_model_versions("name='conductor'")],
+                       "aliases": {a: str(v) for a, v in client.get_registered_model("conductor").aliases.items()},
+                       "v1": client.get_model_version("conductor", "1")}
         champion_eval = champion_eval_flow(heldout_problems=4, baselines=[], concurrency=2)
-        yield {"uri": uri, "first": first, "again": again, "home": prefect_harness, "champion_eval": champion_eval}
+        # The next night, with a champion (forced, whatever the first gate said): training starts
+        # from the champion's model and the gate compares with the champion, not the baseline.
+        if not first.promoted:
+            from registry.promotion import force
+
+            force(first.challenger_version)
+        second = nightly_flow(**(kwargs | {"run_key": kwargs["run_key"] + "-next"}))
+        yield {"uri": uri, "first": first, "again": again, "home": prefect_harness, "champion_eval": champion_eval,
+               "second": second, "after_first": after_first}
     finally:
         if old is None:
             os.environ.pop("MLFLOW_TRACKING_URI", None)
@@ -48,15 +60,13 @@ def _store(home: Path) -> TraceStore:
 
 
 def test_registered_version_and_aliases_follow_the_decision(night) -> None:  # noqa: ANN001
-    s = night["first"]
-    client = mlflow.MlflowClient(night["uri"])
-    versions = client.search_model_versions("name='conductor'")
-    assert [str(v.version) for v in versions] == [s.challenger_version] == ["1"]
-    assert versions[0].status == "READY"
-    aliases = {a: str(v) for a, v in client.get_registered_model("conductor").aliases.items()}
+    s, state = night["first"], night["after_first"]  # the registry after the first night and its rerun
+    assert state["versions"] == [(s.challenger_version, "READY")] == [("1", "READY")]
+    aliases = state["aliases"]
     assert aliases["challenger"] == s.challenger_version
     # no champion before the first night: the challenger was compared with the template baseline
     assert s.champion_version_before is None and s.compared_with.startswith("template:")
+    assert s.started_from == "SFT warm start"
     if s.promoted:
         assert aliases.get("champion") == s.challenger_version == s.champion_version_after
     else:
@@ -65,7 +75,7 @@ def test_registered_version_and_aliases_follow_the_decision(night) -> None:  # n
 
 def test_the_decision_is_recorded_in_mlflow_and_the_warehouse(night) -> None:  # noqa: ANN001
     s = night["first"]
-    v = mlflow.MlflowClient(night["uri"]).get_model_version("conductor", s.challenger_version)
+    v = night["after_first"]["v1"]  # before the fixture's `force` recorded its own decision on it
     assert v.tags["gate.decision"] == ("promoted" if s.promoted else "rejected")
     assert v.tags["gate.promotion_id"] == s.promotion_id
     assert v.tags["gate.baseline"].startswith("template:")
@@ -101,7 +111,7 @@ def test_a_rerun_of_the_same_night_reuses_every_stage(night) -> None:  # noqa: A
     first, again = night["first"], night["again"]
     assert (again.challenger_version, again.evaluation_id, again.promotion_id) == \
         (first.challenger_version, first.evaluation_id, first.promotion_id)
-    assert len(mlflow.MlflowClient(night["uri"]).search_model_versions("name='conductor'")) == 1
+    assert len(night["after_first"]["versions"]) == 1
     with _store(night["home"]) as store:
         n = store.query("SELECT count(*) AS n FROM promotions WHERE challenger_eval_id = ?",
                         [first.evaluation_id]).to_pylist()
@@ -148,20 +158,34 @@ def test_champion_eval_evaluates_the_champion_or_the_baseline(night) -> None:  #
 
 
 def test_the_gate_never_decides_twice_for_one_version(night) -> None:  # noqa: ANN001
-    """The promotion flow run again on the same version (as a rerun after a kill between the
+    """The promotion flow run again on a decided version (as a rerun after a kill between the
     gate's MLflow record and the cached result would): the recorded decision is read back."""
-    from flows.nightly import BASELINE, promotion_flow
+    from flows.nightly import promotion_flow
 
-    s = night["first"]
+    s = night["second"]
     with _store(night["home"]) as store:
         specs = [r["spec"] for r in store.query("SELECT DISTINCT spec FROM v_question_outcomes WHERE evaluation_id = ?",
                                                 [s.evaluation_id]).to_pylist()]
-    challenger_spec = next(x for x in specs if x != BASELINE)
-    again = promotion_flow(challenger_version=s.challenger_version, evaluation_id=s.evaluation_id,
-                           challenger_spec=challenger_spec, champion_spec=BASELINE,
-                           champion_version=None)
+    again = promotion_flow(challenger_version="2", evaluation_id=s.evaluation_id,
+                           challenger_spec=next(x for x in specs if x.endswith("/v2")),
+                           champion_spec=next(x for x in specs if x.endswith("/v1")), champion_version="1")
     assert again["promotion_id"] == s.promotion_id and again["promoted"] == s.promoted
     with _store(night["home"]) as store:
         n = store.query("SELECT count(*) AS n FROM promotions WHERE challenger_eval_id = ?",
                         [s.evaluation_id]).to_pylist()
     assert n == [{"n": 1}]
+
+
+def test_with_a_champion_the_night_trains_from_it_and_is_gated_against_it(night) -> None:  # noqa: ANN001
+    s = night["second"]
+    assert s.challenger_version == "2" and s.champion_version_before == "1"
+    assert s.started_from == "champion v1" and s.compared_with == "v1"
+    client = mlflow.MlflowClient(night["uri"])
+    v2 = client.get_model_version("conductor", "2")
+    assert v2.tags["gate.champion_version"] == "1" and v2.tags["gate.baseline"] == ""
+    # GRPO started from the champion's weights: the training run's params name its model directory.
+    params = client.get_run(s.mlflow_run_id).data.params
+    assert params["model_name_or_path"].endswith("/models/v1")
+    aliases = {a: str(v) for a, v in client.get_registered_model("conductor").aliases.items()}
+    assert aliases["challenger"] == "2" and aliases["champion"] == ("2" if s.promoted else "1")
+    assert set(s.accuracy) == {"challenger v2", "champion v1"}
