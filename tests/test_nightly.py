@@ -34,7 +34,7 @@ def night(prefect_harness: Path, tmp_path_factory: pytest.TempPathFactory):  # n
     try:
         first = nightly_flow(**kwargs)
         again = nightly_flow(**kwargs)  # the same night, rerun: every stage cached
-        client = mlflow.MlflowClient(uri)
+        client = mlflow.MlflowClient(tracking_uri=uri, registry_uri=uri)
         after_first = {"versions": [(str(v.version), v.status) for v in client.search_model_versions("name='conductor'")],
                        "aliases": {a: str(v) for a, v in client.get_registered_model("conductor").aliases.items()},
                        "v1": client.get_model_version("conductor", "1")}
@@ -137,7 +137,7 @@ def test_artifacts_are_published(night) -> None:  # noqa: ANN001
     assert "simulated" in results.lower() and s.reason in results and "| avg |" in results
     summary = str(by_key["nightly-summary"].data)
     assert "challenger v2" in summary and "champion v1" in summary
-    assert by_key["nightly-model-version"].data.endswith("/#/models/conductor/versions/2")
+    assert "/#/models/conductor/versions/2)" in by_key["nightly-model-version"].data  # [text](url)
     assert s.mlflow_run_id in by_key["nightly-training-run"].data
 
 
@@ -184,7 +184,7 @@ def test_with_a_champion_the_night_trains_from_it_and_is_gated_against_it(night)
     s = night["second"]
     assert s.challenger_version == "2" and s.champion_version_before == "1"
     assert s.started_from == "champion v1" and s.compared_with == "v1"
-    client = mlflow.MlflowClient(night["uri"])
+    client = mlflow.MlflowClient(tracking_uri=night["uri"], registry_uri=night["uri"])
     v2 = client.get_model_version("conductor", "2")
     assert v2.tags["gate.champion_version"] == "1" and v2.tags["gate.baseline"] == ""
     # GRPO started from the champion's weights: the training run's params name its model directory.

@@ -105,7 +105,7 @@ def test_nightly_killed_mid_training_then_mid_evaluation_completes_cleanly(prefe
     proc, marker, _ = _launch("training", tmp_path, env)
     _kill_when_blocked(proc, marker, tmp_path, "training")
     assert (night / "training" / "checkpoint-1").is_dir()
-    client = mlflow.MlflowClient(uri)
+    client = mlflow.MlflowClient(tracking_uri=uri, registry_uri=uri)
     assert client.search_model_versions("name='conductor'") == []  # killed before registration
 
     proc, marker, _ = _launch("evaluation", tmp_path, env)
