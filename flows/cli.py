@@ -142,9 +142,18 @@ def nightly(
     from conductor.workers.pool import PoolError
 
     settings = load_settings(profile=profile)
+    from conductor.evaluation.methods import check_specs
+    from flows.nightly import check_parameters, nightly_flow
     from flows.prefect_server import start_tied_temporary_server
-    from flows.nightly import nightly_flow
 
+    # Bad input is one line before anything starts (no server, no training).
+    with user_errors(MethodSpecError, PoolError, ValueError, FileNotFoundError):
+        if gate_method not in ("bootstrap", "mcnemar"):
+            raise ValueError(f"--gate-method {gate_method!r}: bootstrap or mcnemar")
+        if pool_file is not None and not pool_file.is_file():
+            raise FileNotFoundError(f"--pool {pool_file}: no such file")
+        check_parameters(steps, chunk_steps, heldout, run_key or "today", margin, confidence, cost_bound)
+        check_specs(baseline or [], pool_file or settings.pool_file)
     server = start_tied_temporary_server()
     with user_errors(MethodSpecError, PoolError, ValueError, FileNotFoundError), _ctrl_c_stops_solving():
         try:

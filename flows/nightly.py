@@ -57,7 +57,7 @@ GateMethod = Literal["bootstrap", "mcnemar"]
 # little; `conductor train --profile local` is the full-length run.
 LOCAL_NIGHTLY_TRAINING: dict[str, Any] = {
     "sft_problems": 16, "sft_copies": 2, "sft_epochs": 1.0, "per_device_train_batch_size": 4,
-    "num_generations": 2, "eval_every": 0, "early_stopping_patience": 0,
+    "num_generations": 2, "eval_every": 0, "early_stopping_patience": 0, "validation_problems": 8,
 }
 _KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
@@ -73,6 +73,7 @@ class NightlySummary(BaseModel):
     challenger_version: str
     champion_version_before: str | None
     champion_version_after: str | None
+    started_from: str  # "champion v3" or "SFT warm start"
     compared_with: str  # "v3" (the champion) or "template:..." (the baseline)
     promoted: bool
     reason: str
@@ -177,7 +178,7 @@ def _eval_config(profile: str, heldout_file: str, specs: list[str], pool_file: s
                       profile=profile, seed=seed, concurrency=concurrency, out_dir=out_dir)
 
 
-def _check(steps: int, chunk_steps: int, heldout: int, run_key: str, margin: float, confidence: float,
+def check_parameters(steps: int, chunk_steps: int, heldout: int, run_key: str, margin: float, confidence: float,
            cost_bound: float) -> None:
     problems = []
     if steps < 1:
@@ -221,7 +222,7 @@ def nightly_flow(
     from prefect.runtime import flow_run as prefect_flow_run
 
     run_key = run_key or datetime.now(UTC).strftime("%Y-%m-%d")
-    _check(steps, chunk_steps, heldout_problems, run_key, margin, confidence, cost_bound)
+    check_parameters(steps, chunk_steps, heldout_problems, run_key, margin, confidence, cost_bound)
     baselines = list(baselines if baselines is not None else ["random"])
     settings = load_settings(profile=profile)
     home = settings.ensure_home()
@@ -326,7 +327,8 @@ def _summarize(run_key: str, run_id: str, flow_run_id: str, profile: str, traine
     print(title)
     return NightlySummary(
         run_key=run_key, nightly_run_id=run_id, flow_run_id=flow_run_id, profile=profile, simulated=simulated, challenger_version=challenger,
-        champion_version_before=champion, champion_version_after=after, compared_with=compared,
+        champion_version_before=champion, champion_version_after=after, started_from=trained["started_from"],
+        compared_with=compared,
         promoted=bool(decision["promoted"]), reason=decision["reason"], promotion_id=decision["promotion_id"],
         evaluation_id=evaluated["evaluation_id"], accuracy=accuracy, usd_per_question=usd_q,
         questions=max((r["questions"] or 0) for r in rows), usd_training=costs["usd_training"],

@@ -84,10 +84,13 @@ def write_plots(figures: Mapping[str, Rows], out_dir: str | Path, *, simulated: 
         lengths[int(r["n_steps"] or 0)] = lengths.get(int(r["n_steps"] or 0), 0) + int(r["questions"])
         shapes[str(r["shape"])] = shapes.get(str(r["shape"]), 0) + int(r["questions"])
     usage = {(str(r["worker_id"]), str(r["domain"])): int(r["calls"]) for r in figures["usage"]}
+    # No worker calls at all (e.g. only Conductors that wrote no parseable workflow): no heatmap
+    # (an empty grid is not an image).
+    heatmap = [plots.worker_usage_heatmap(usage, out / PLOT_FILES[2], simulated=simulated)] if usage else []
     return [
         plots.accuracy_vs_cost(method_points(scores), out / PLOT_FILES[0], simulated=simulated),
         plots.benchmark_bars(benchmark_bars(scores), out / PLOT_FILES[1], simulated=simulated),
-        plots.worker_usage_heatmap(usage, out / PLOT_FILES[2], simulated=simulated),
+        *heatmap,
         plots.workflow_lengths(lengths, shapes, out / PLOT_FILES[3], simulated=simulated),
     ]
 

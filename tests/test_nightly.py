@@ -1,0 +1,195 @@
+"""The nightly flow for real, under the session's Prefect test server: curation, a tiny training
+run registered in a real MLflow SQLite store, the evaluation of challenger vs the template
+baseline (no champion yet) on held-out problems with traces in DuckDB, costs, the gate (its
+decision in MLflow and in `promotions`), the artifacts. One nightly run is shared by every
+assertion; a rerun of the same night must reuse it (no second version, no second decision)."""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from pathlib import Path
+
+import mlflow
+import pytest
+
+from warehouse.store import TraceStore
+
+# The smallest training that still goes through SFT, GRPO and registration.
+TINY = {"sft_problems": 8, "sft_copies": 1, "sft_epochs": 1.0, "per_device_train_batch_size": 2,
+        "num_generations": 2, "max_completion_length": 48, "eval_every": 0, "early_stopping_patience": 0}
+HELDOUT = 8
+
+
+@pytest.fixture(scope="module")
+def night(prefect_harness: Path, tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
+    from flows.nightly import champion_eval_flow, nightly_flow
+
+    uri = f"sqlite:///{tmp_path_factory.mktemp('nightly-mlflow') / 'mlflow.db'}"
+    old = os.environ.get("MLFLOW_TRACKING_URI")
+    os.environ["MLFLOW_TRACKING_URI"] = uri
+    kwargs = dict(steps=1, chunk_steps=1, heldout_problems=HELDOUT, baselines=[], training_overrides=TINY,
+                  concurrency=2, run_key=f"test-{uuid.uuid4().hex[:8]}")
+    try:
+        first = nightly_flow(**kwargs)
+        again = nightly_flow(**kwargs)  # the same night, rerun: every stage cached
+        client = mlflow.MlflowClient(tracking_uri=uri, registry_uri=uri)
+        after_first = {"versions": [(str(v.version), v.status) for v in client.search_model_versions("name='conductor'")],
+                       "aliases": {a: str(v) for a, v in client.get_registered_model("conductor").aliases.items()},
+                       "v1": client.get_model_version("conductor", "1")}
+        champion_eval = champion_eval_flow(heldout_problems=4, baselines=[], concurrency=2)
+        # The next night, with a champion (forced, whatever the first gate said): training starts
+        # from the champion's model and the gate compares with the champion, not the baseline.
+        if not first.promoted:
+            from registry.promotion import force
+
+            force(first.challenger_version)
+        second = nightly_flow(**(kwargs | {"run_key": kwargs["run_key"] + "-next"}))
+        yield {"uri": uri, "first": first, "again": again, "home": prefect_harness, "champion_eval": champion_eval,
+               "second": second, "after_first": after_first}
+    finally:
+        if old is None:
+            os.environ.pop("MLFLOW_TRACKING_URI", None)
+        else:
+            os.environ["MLFLOW_TRACKING_URI"] = old
+
+
+def _store(home: Path) -> TraceStore:
+    return TraceStore(home / "warehouse.duckdb", read_only=True)
+
+
+def test_registered_version_and_aliases_follow_the_decision(night) -> None:  # noqa: ANN001
+    s, state = night["first"], night["after_first"]  # the registry after the first night and its rerun
+    assert state["versions"] == [(s.challenger_version, "READY")] == [("1", "READY")]
+    aliases = state["aliases"]
+    assert aliases["challenger"] == s.challenger_version
+    # no champion before the first night: the challenger was compared with the template baseline
+    assert s.champion_version_before is None and s.compared_with.startswith("template:")
+    assert s.started_from == "SFT warm start"
+    if s.promoted:
+        assert aliases.get("champion") == s.challenger_version == s.champion_version_after
+    else:
+        assert "champion" not in aliases and s.champion_version_after is None
+
+
+def test_the_decision_is_recorded_in_mlflow_and_the_warehouse(night) -> None:  # noqa: ANN001
+    s = night["first"]
+    v = night["after_first"]["v1"]  # before the fixture's `force` recorded its own decision on it
+    assert v.tags["gate.decision"] == ("promoted" if s.promoted else "rejected")
+    assert v.tags["gate.promotion_id"] == s.promotion_id
+    assert v.tags["gate.baseline"].startswith("template:")
+    assert json.loads(v.tags["gate.figures"])["n"] == HELDOUT
+    assert s.reason in v.description
+    with _store(night["home"]) as store:
+        rows = store.query("SELECT * FROM promotions WHERE challenger_version = ? AND challenger_eval_id = ?",
+                           [s.challenger_version, s.evaluation_id]).to_pylist()
+        nightly = store.query("SELECT * FROM v_nightly WHERE run_key = ? ORDER BY started_at",
+                              [s.run_key]).to_pylist()
+    assert len(rows) == 1 and rows[0]["promotion_id"] == s.promotion_id and rows[0]["promoted"] == s.promoted
+    assert [(r["status"], r["promotion_id"], r["challenger_version"]) for r in nightly] == \
+        [("finished", s.promotion_id, s.challenger_version)] * 2
+
+
+def test_traces_of_training_and_evaluation_are_in_duckdb(night) -> None:  # noqa: ANN001
+    s = night["first"]
+    with _store(night["home"]) as store:
+        per_spec = store.query(
+            "SELECT spec, count(*) AS n, count(DISTINCT problem_id) AS problems FROM v_question_outcomes"
+            " WHERE evaluation_id = ? GROUP BY spec", [s.evaluation_id]).to_pylist()
+        train = store.query("SELECT r.status, count(t.trace_id) AS traces FROM runs r JOIN traces t USING (run_id)"
+                            " WHERE r.kind = 'train' AND r.mlflow_run_id = ? GROUP BY r.status",
+                            [s.mlflow_run_id]).to_pylist()
+    assert len(per_spec) == 2  # the challenger and the template baseline, on the same problems
+    assert all(r["n"] == r["problems"] == HELDOUT for r in per_spec)
+    assert len(train) == 1 and train[0]["status"] == "finished" and train[0]["traces"] > 0
+    assert set(s.accuracy) == {f"challenger v{s.challenger_version}", f"{s.compared_with} (baseline: no champion yet)"}
+    assert s.simulated and s.usd_evaluation > 0
+
+
+def test_a_rerun_of_the_same_night_reuses_every_stage(night) -> None:  # noqa: ANN001
+    first, again = night["first"], night["again"]
+    assert (again.challenger_version, again.evaluation_id, again.promotion_id) == \
+        (first.challenger_version, first.evaluation_id, first.promotion_id)
+    assert len(night["after_first"]["versions"]) == 1
+    with _store(night["home"]) as store:
+        n = store.query("SELECT count(*) AS n FROM promotions WHERE challenger_eval_id = ?",
+                        [first.evaluation_id]).to_pylist()
+    assert n == [{"n": 1}]
+
+
+def test_artifacts_are_published(night) -> None:  # noqa: ANN001
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
+    import asyncio
+
+    async def read():  # noqa: ANN202
+        async with get_client() as client:
+            return await client.read_artifacts(
+                artifact_filter=ArtifactFilter(key=ArtifactFilterKey(like_="nightly-")))
+
+    by_key = {a.key: a for a in sorted(asyncio.run(read()), key=lambda a: a.created)}  # the latest per key
+    assert {"nightly-summary", "nightly-results", "nightly-costs", "nightly-model-version",
+            "nightly-training-run"} <= set(by_key)
+    # The latest of each key is the second night's (challenger v2 against champion v1).
+    s = night["second"]
+    results = by_key["nightly-results"].data
+    assert "simulated" in results.lower() and s.reason in results and "| avg |" in results
+    summary = str(by_key["nightly-summary"].data)
+    assert "challenger v2" in summary and "champion v1" in summary
+    assert "/#/models/conductor/versions/2)" in by_key["nightly-model-version"].data  # [text](url)
+    assert s.mlflow_run_id in by_key["nightly-training-run"].data
+
+
+def test_bad_parameters_are_one_clear_error(prefect_harness) -> None:  # noqa: ANN001
+    from flows.nightly import nightly_flow
+
+    with pytest.raises(ValueError, match=r"steps must be at least 1.*run_key"):
+        nightly_flow.fn(steps=0, run_key="../../etc")
+
+
+def test_champion_eval_evaluates_the_champion_or_the_baseline(night) -> None:  # noqa: ANN001
+    out, s = night["champion_eval"], night["first"]
+    assert out["champion_version"] == s.champion_version_after
+    if s.champion_version_after:
+        assert out["spec"].startswith("conductor:") and out["spec"].endswith(f"v{s.champion_version_after}")
+    else:
+        assert out["spec"] == s.compared_with  # the template baseline
+    with _store(night["home"]) as store:
+        n = store.query("SELECT count(*) AS n FROM v_question_outcomes WHERE evaluation_id = ?",
+                        [out["evaluation_id"]]).to_pylist()
+    assert n == [{"n": 4}] and set(out["accuracy"]) == {out["spec"]}
+
+
+def test_the_gate_never_decides_twice_for_one_version(night) -> None:  # noqa: ANN001
+    """The promotion flow run again on a decided version (as a rerun after a kill between the
+    gate's MLflow record and the cached result would): the recorded decision is read back."""
+    from flows.nightly import promotion_flow
+
+    s = night["second"]
+    with _store(night["home"]) as store:
+        specs = [r["spec"] for r in store.query("SELECT DISTINCT spec FROM v_question_outcomes WHERE evaluation_id = ?",
+                                                [s.evaluation_id]).to_pylist()]
+    again = promotion_flow(challenger_version="2", evaluation_id=s.evaluation_id,
+                           challenger_spec=next(x for x in specs if x.endswith("/v2")),
+                           champion_spec=next(x for x in specs if x.endswith("/v1")), champion_version="1")
+    assert again["promotion_id"] == s.promotion_id and again["promoted"] == s.promoted
+    with _store(night["home"]) as store:
+        n = store.query("SELECT count(*) AS n FROM promotions WHERE challenger_eval_id = ?",
+                        [s.evaluation_id]).to_pylist()
+    assert n == [{"n": 1}]
+
+
+def test_with_a_champion_the_night_trains_from_it_and_is_gated_against_it(night) -> None:  # noqa: ANN001
+    s = night["second"]
+    assert s.challenger_version == "2" and s.champion_version_before == "1"
+    assert s.started_from == "champion v1" and s.compared_with == "v1"
+    client = mlflow.MlflowClient(tracking_uri=night["uri"], registry_uri=night["uri"])
+    v2 = client.get_model_version("conductor", "2")
+    assert v2.tags["gate.champion_version"] == "1" and v2.tags["gate.baseline"] == ""
+    # GRPO started from the champion's weights: the training run's params name its model directory.
+    params = client.get_run(s.mlflow_run_id).data.params
+    assert params["model_name_or_path"].endswith("/models/v1")
+    aliases = {a: str(v) for a, v in client.get_registered_model("conductor").aliases.items()}
+    assert aliases["challenger"] == "2" and aliases["champion"] == ("2" if s.promoted else "1")
+    assert set(s.accuracy) == {"challenger v2", "champion v1"}
