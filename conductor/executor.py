@@ -352,6 +352,9 @@ async def plan_and_run(
     that fails, crashes or times out is a Trace with `parse_status="planner_error"`."""
     config = config or ExecutionConfig()
     within = (within or Round()).funded(config)
+    declared = getattr(planner, "few_shot_examples", None)
+    if declared is not None:  # a trained model is prompted as it was trained, whatever the caller's default
+        examples = declared
     if messages is None:
         messages = conductor_messages(task.question, pool.specs, examples=examples, max_steps=config.max_steps)
     t0 = time.perf_counter()

@@ -123,22 +123,27 @@ class ModelPlanner:
     """A Worker acting as the Conductor. Its text is parsed like any Conductor's: garbage
     becomes a parse-failure trace, and a failed call a `planner_error` trace."""
 
-    def __init__(self, worker: Worker, *, policy: CallPolicy | None = None) -> None:
+    def __init__(self, worker: Worker, *, policy: CallPolicy | None = None,
+                 few_shot_examples: bool | None = None) -> None:
         self.worker = worker
         self.policy = policy or CallPolicy()
         self.name = f"model:{worker.spec.id}"
+        # the prompt format the model was trained on (None: whatever the caller asks for)
+        self.few_shot_examples = few_shot_examples
 
     @classmethod
     def from_directory(cls, path: str | Path, *, max_tokens: int = 512, timeout_s: float = 120.0,
                        temperature: float | None = 0.0, prices: Prices | None = None) -> ModelPlanner:
         """A transformers model directory (config.json, tokenizer, weights) run on this machine.
         It has no per-token bill, so it costs 0 unless `prices` say otherwise."""
+        from conductor.models.prompt_format import read_prompt_format
         from conductor.workers.local import LocalOptions, LocalWorker
 
+        fmt = read_prompt_format(path)
         spec = WorkerSpec(id=f"conductor-{Path(path).name}", provider="local", model=str(path),
                           max_tokens=max_tokens, timeout_s=timeout_s, temperature=temperature, concurrency=1,
                           prices=prices or Prices(input=0.0, output=0.0))
-        return cls(LocalWorker(spec, LocalOptions()))
+        return cls(LocalWorker(spec, LocalOptions()), few_shot_examples=fmt.few_shot_examples if fmt else None)
 
     @classmethod
     def from_server(cls, base_url: str, model: str, *, api_key_env: str | None = None, max_tokens: int = 1024,

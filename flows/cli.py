@@ -118,8 +118,8 @@ def _ensure_prefect_home() -> None:
 
 def nightly(
     profile: str = typer.Option("local", help=Settings.model_fields["profile"].description),
-    steps: int = typer.Option(2, help="GRPO steps this night (from the champion, else the SFT warm start)."),
-    chunk_steps: int = typer.Option(1, help="GRPO steps per checkpointed chunk (a retried chunk resumes)."),
+    steps: int = typer.Option(20, help="GRPO steps this night (from the champion, else the SFT warm start)."),
+    chunk_steps: int = typer.Option(10, help="GRPO steps per checkpointed chunk (a retried chunk resumes)."),
     heldout: int = typer.Option(24, "--heldout", help="Held-out problems the challenger and champion are compared on."),
     baseline: list[str] = typer.Option(None, "--baseline", "-b", help="Baseline method specs evaluated beside them"
                                        " (default: random)."),

@@ -52,12 +52,14 @@ BASELINE = f"template:{DEFAULT_SHAPE}"  # what the first challenger is compared 
 
 GateMethod = Literal["bootstrap", "mcnemar"]
 
-# The local profile's nightly training: a few minutes on 2 CPU cores (a short SFT warm start of
-# the tiny model, small GRPO batches), so `make run` does the whole chain in minutes. It learns
-# little; `conductor train --profile local` is the full-length run.
+# The local profile's nightly training: the local profile's own SFT warm start (the part that
+# teaches the tiny model the format and the task type: ~2.4 CPU-minutes) and its GRPO batches,
+# for the night's few steps, with no held-out early stopping inside the night (the nightly's own
+# evaluation and gate judge the model). A smaller SFT (16 problems, 1 epoch) fit the time better
+# but wrote no parseable workflow at all: a nightly whose challenger cannot answer tests nothing.
+# `conductor train --profile local` is the full-length run.
 LOCAL_NIGHTLY_TRAINING: dict[str, Any] = {
-    "sft_problems": 16, "sft_copies": 2, "sft_epochs": 1.0, "per_device_train_batch_size": 4,
-    "num_generations": 2, "eval_every": 0, "early_stopping_patience": 0, "validation_problems": 8,
+    "eval_every": 0, "early_stopping_patience": 0, "validation_problems": 8,
 }
 _KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
@@ -200,8 +202,8 @@ def check_parameters(steps: int, chunk_steps: int, heldout: int, run_key: str, m
 @flow(name=NIGHTLY_FLOW, log_prints=True)
 def nightly_flow(
     profile: str = "local",
-    steps: int = 2,
-    chunk_steps: int = 1,
+    steps: int = 20,
+    chunk_steps: int = 10,
     seed: int = 0,
     pool_file: str | None = None,
     heldout_problems: int = 24,

@@ -94,6 +94,12 @@ def test_grpo_steps_change_weights_and_log_to_mlflow(tmp_path, warm, monkeypatch
     assert result.steps == 2 and result.stop_reason == "max_steps"
     before, after = _weights(model_dir), _weights(tmp_path / "run" / "model")
     assert any(not torch.equal(before[k], after[k]) for k in before)
+    # The model directory carries the prompt it was trained on (no few-shot examples in the local
+    # profile), so a planner built from it prompts it the same way.
+    from conductor.planners import ModelPlanner
+
+    assert config.few_shot_examples is False
+    assert ModelPlanner.from_directory(tmp_path / "run" / "model").few_shot_examples is False
     assert len(sunk) == 2 * 8 and set(sunk) == {0, 1}
     assert [r["step"] for r in result.history] == [1.0, 2.0]
     # The step time split (benchmarks/training_speed.py prints it) covers both steps.

@@ -12,6 +12,7 @@ from typing import Any
 
 from transformers import TrainerCallback
 
+from conductor.models.prompt_format import PromptFormat, write_prompt_format
 from conductor.training.dataset import PromptRow
 from conductor.training.evaluate import evaluate_policy
 from conductor.training.reward import RewardStats, WorkflowReward
@@ -81,6 +82,7 @@ class HeldOutEval(TrainerCallback):
                 shutil.rmtree(self.best_dir)
             model.save_pretrained(self.best_dir)
             self.tokenizer.save_pretrained(self.best_dir)
+            write_prompt_format(self.best_dir, PromptFormat(few_shot_examples=self.examples))
         else:
             self._since_best += 1
         return metrics

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from conductor.config import ExecutionConfig
 from conductor.models.tiny import load_tokenizer
+from conductor.models.prompt_format import PromptFormat, write_prompt_format
 from conductor.data.schema import Problem
 from conductor.training.callbacks import BudgetCallback, HeldOutEval, RewardStatsCheckpoint, StepLog
 from conductor.training.config import ConductorTrainingConfig, apply_torch_threads
@@ -142,6 +143,7 @@ def train_grpo(
     final = out / "model"
     trainer.save_model(str(final))
     tokenizer.save_pretrained(final)
+    write_prompt_format(final, PromptFormat(few_shot_examples=config.few_shot_examples))
     steps = trainer.state.global_step
     if eval_rows and (not held_out.history or held_out.history[-1]["step"] != steps):
         held_out.evaluate(trainer.model, steps)

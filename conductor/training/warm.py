@@ -13,6 +13,7 @@ from conductor.training.dataset import PoolSampling, training_pool
 from conductor.training.sft import warm_start
 from conductor.training.problems import take_per_domain
 from conductor.training.sft_data import sft_examples
+from conductor.models.prompt_format import PromptFormat, write_prompt_format
 
 
 def warm_started_tiny(
@@ -36,5 +37,6 @@ def warm_started_tiny(
     examples = sft_examples(train_problems, pool, sampling, copies=copies, seed=config.seed, examples=config.few_shot_examples)
     sft_dir = warm_start(base, out / "sft", examples, epochs=config.sft_epochs, learning_rate=config.sft_learning_rate,
                          seed=config.seed, use_cpu=config.use_cpu)
+    write_prompt_format(sft_dir, PromptFormat(few_shot_examples=config.few_shot_examples))
     config.model_name_or_path = str(sft_dir)
     return sft_dir
