@@ -37,6 +37,8 @@ from tasks.evaluation import (
 from tasks.records import abandon_dead_runs, record_problems, record_run
 from warehouse.records import Run
 
+IN_PROCESS_PROVIDERS = frozenset({"simulated", "local"})  # no remote rate limit to share
+
 
 class EvalResult(BaseModel):
     evaluation_id: str
@@ -110,8 +112,15 @@ def evaluation_flow(cfg: EvalConfig, db_path: str | None = None,
                  params=cfg.model_dump(mode="json") | {"benchmarks": sorted(benchmarks)}, **base)
     record_run(parent, db_path)
     logger = get_run_logger()
-    # Per-provider global concurrency limits, shared by every flow on this Prefect server.
-    providers = {m.name: sorted({w.provider for w in read_pool_file(m.pool_file).workers if not w.is_conductor})
+    # Per-provider global concurrency limits, shared by every flow on this Prefect server: for the
+    # providers behind a remote API (their rate limits are shared by every flow). In-process
+    # providers (the simulated pool, local models) get one only when named in `provider_limits`:
+    # a process killed with -9 keeps its slots until its lease expires, which only a server running
+    # Prefect's repossessor service ever ends (not an ephemeral or test server), and a killed
+    # nightly must not stall the next one over a limit that protects nothing.
+    providers = {m.name: sorted({w.provider for w in read_pool_file(m.pool_file).workers
+                                 if not w.is_conductor and (w.provider not in IN_PROCESS_PROVIDERS
+                                                            or w.provider in cfg.provider_limits)})
                  for m in methods}
     limits = ensure_provider_limits(sorted({p for ps in providers.values() for p in ps}), cfg.provider_limit,
                                     cfg.provider_limits)

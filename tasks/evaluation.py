@@ -70,6 +70,9 @@ class LockedBatches(TraceBatches):
         self._writer.shutdown(wait=True)
 
 
+LEASE_S = 60.0  # seconds a killed holder keeps its provider slots (the server's minimum)
+
+
 # No retries (every call retries already; a rerun would pay for every call again). NO_CACHE: a
 # solve is an experiment.
 @task(name="solve-benchmark", cache_policy=NO_CACHE, task_run_name="{benchmark}-{method_name}-r{repeat}")
@@ -81,7 +84,11 @@ def solve_benchmark(problems: list[Problem], method: Method, run_id: str, benchm
     `limits`: Prefect global concurrency limits (one per provider the method's pool uses), one
     slot of each held for the whole solve; strict: a missing limit is an error, never unbounded."""
     sink = LockedBatches(db_path, batch_size)
-    held = concurrency(list(limits), occupy=1, strict=True) if limits else contextlib.nullcontext()
+    # The shortest lease the server takes (60 s, renewed while held): a process killed with -9
+    # holds its slots until the lease expires, and Prefect's default (300 s) stalled the next
+    # nightly's evaluation for five minutes (the kill drill, tests/test_nightly_kill_drill.py).
+    held = (concurrency(list(limits), occupy=1, strict=True, lease_duration=LEASE_S) if limits
+            else contextlib.nullcontext())
     try:
         with held:
             asyncio.run(_solve(problems, method, run_id, seed, sink))
