@@ -170,3 +170,29 @@ async def test_a_bug_outside_any_call_still_leaves_one_trace_per_question():
     assert [t.problem_id for t in traces] == [t.id for t in tasks]
     assert all(t.parse_status == "internal_error" and "AttributeError" in t.parse_error and t.reward == 0.0
                for t in traces)
+
+
+def test_local_models_load_concurrently_in_one_process(tmp_path) -> None:
+    """Two Conductor versions evaluated side by side load on their own worker threads at once:
+    without one load at a time, transformers left weights on the meta device."""
+    import threading
+
+    from conductor.models.tiny import build_tiny_causal_lm
+    from conductor.workers.local import LocalOptions, LocalWorker
+
+    dirs = [build_tiny_causal_lm(tmp_path / f"m{i}", hidden_size=16, seed=i) for i in range(2)]
+    workers = [LocalWorker(WorkerSpec(id=f"w{i}", provider="local", model=str(d)), LocalOptions())
+               for i, d in enumerate(dirs * 3)]
+    errors: list[BaseException] = []
+
+    def load(w: LocalWorker) -> None:
+        try:
+            w._load()
+        except BaseException as exc:  # noqa: BLE001 - the test reports what any thread raised
+            errors.append(exc)
+
+    threads = [threading.Thread(target=load, args=(w,)) for w in workers]
+    [t.start() for t in threads]
+    [t.join() for t in threads]
+    assert errors == []
+    assert all(not p.is_meta for w in workers for p in w._model.parameters())

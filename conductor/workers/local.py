@@ -8,6 +8,7 @@ a call the policy gave up on does not hold the thread much longer."""
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -20,6 +21,13 @@ from conductor.types import Message, Usage, WorkerSpec
 from conductor.workers.base import Completion, WorkerError
 from conductor.workers.registry import BuildContext, register_provider
 from conductor.workers.remote import parse_options
+
+
+# transformers builds a model on the meta device and then fills it in; two loads at once in one
+# process (two Conductor versions evaluated side by side, each on its own worker thread) left
+# weights on meta: "Cannot copy out of meta tensor" (reproduced with 6 threads loading 2 dirs).
+# Loading is rare and short: one at a time per process.
+_LOAD_LOCK = threading.Lock()
 
 
 class LocalOptions(BaseModel):
@@ -61,8 +69,9 @@ class LocalWorker:
         dtype = "auto" if self.options.dtype == "auto" else getattr(torch, self.options.dtype)
         # not AutoTokenizer: for a tiny Conductor it would re-split text the model never saw split so
         self._tokenizer = load_tokenizer(self.path)
-        model = AutoModelForCausalLM.from_pretrained(self.path, dtype=dtype)
-        self._model = model.to(self.options.device).eval()
+        with _LOAD_LOCK:
+            model = AutoModelForCausalLM.from_pretrained(self.path, dtype=dtype)
+            self._model = model.to(self.options.device).eval()
 
     def _generate(self, messages: list[Message], max_tokens: int, temperature: float | None) -> Completion:
         import torch
