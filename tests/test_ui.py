@@ -56,6 +56,9 @@ def running(pid: int) -> bool:
 def test_conductor_ui_serves_every_printed_url_and_ctrl_c_stops_every_process(tmp_path: Path) -> None:
     pp, mp = free_port(), free_port()
     env = {**os.environ, "CONDUCTOR_HOME": str(tmp_path / "home"), "PREFECT_HOME": str(tmp_path / "home" / "prefect")}
+    # mlflow.set_tracking_uri (an earlier test's registry/ call) also exports MLFLOW_TRACKING_URI
+    # into os.environ; this test is about the project's default store under CONDUCTOR_HOME.
+    env.pop("MLFLOW_TRACKING_URI", None)
     env.pop("PREFECT_API_URL", None)
     env.pop("PREFECT_UI_API_URL", None)
     ui = subprocess.Popen([CONDUCTOR, "ui", "--prefect-port", str(pp), "--mlflow-port", str(mp)], env=env,
