@@ -15,7 +15,7 @@ from typing import Any
 import mlflow
 
 from registry.runs import flat_params, metric_key
-from registry.store import tracking_uri
+from registry.store import tracking_uri, use_store
 
 EXPERIMENT = "conductor-evaluation"
 
@@ -31,18 +31,6 @@ class LoggedEvaluation:
     def runs_uri(self) -> str:
         return f"runs:/{self.run_id}"
 
-
-def _experiment(uri: str) -> str:
-    if uri.startswith("sqlite:///"):
-        Path(uri.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
-    mlflow.set_tracking_uri(uri)
-    found = mlflow.get_experiment_by_name(EXPERIMENT)
-    if found is not None:
-        return found.experiment_id
-    location = None
-    if uri.startswith("sqlite:///"):
-        location = (Path(uri.removeprefix("sqlite:///")).parent / "mlartifacts").resolve().as_uri()
-    return mlflow.create_experiment(EXPERIMENT, artifact_location=location)
 
 
 def evaluation_metrics(scores: Sequence[Mapping[str, Any]]) -> dict[str, float]:
@@ -73,7 +61,7 @@ def log_evaluation(evaluation_id: str, *, params: Mapping[str, Any], scores: Seq
                    uri: str | None = None) -> LoggedEvaluation:
     """One finished MLflow run for the evaluation; returns where it is."""
     uri = uri or tracking_uri()
-    experiment_id = _experiment(uri)
+    experiment_id = use_store(uri, experiment=EXPERIMENT)
     name = f"evaluation-{evaluation_id[:8]}" + ("-simulated" if simulated else "")
     with mlflow.start_run(experiment_id=experiment_id, run_name=name) as run:
         mlflow.set_tags({"conductor.evaluation_id": evaluation_id, "conductor.simulated": str(simulated).lower(),

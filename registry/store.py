@@ -20,18 +20,18 @@ def tracking_uri(settings: Settings | None = None) -> str:
     return os.environ.get("MLFLOW_TRACKING_URI") or (settings or Settings()).mlflow_uri
 
 
-def use_store(uri: str | None = None, settings: Settings | None = None) -> str:
-    """Point MLflow (tracking and registry) at the store; create the experiment with a local
-    artifact root beside a SQLite file. Returns the experiment id."""
+def use_store(uri: str | None = None, settings: Settings | None = None, *, experiment: str = EXPERIMENT) -> str:
+    """Point MLflow (tracking and registry) at the store; create `experiment` (training's by
+    default) with a local artifact root beside a SQLite file. Returns the experiment id."""
     uri = uri or tracking_uri(settings)
     if uri.startswith("sqlite:///"):
         Path(uri.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
     mlflow.set_tracking_uri(uri)
     mlflow.set_registry_uri(uri)
-    experiment = mlflow.get_experiment_by_name(EXPERIMENT)
-    if experiment is not None:
-        return experiment.experiment_id
+    found = mlflow.get_experiment_by_name(experiment)
+    if found is not None:
+        return found.experiment_id
     location = None
     if uri.startswith("sqlite:///"):
         location = (Path(uri.removeprefix("sqlite:///")).parent / "mlartifacts").resolve().as_uri()
-    return mlflow.create_experiment(EXPERIMENT, artifact_location=location)
+    return mlflow.create_experiment(experiment, artifact_location=location)

@@ -16,18 +16,6 @@ from conductor.types import Task
 from conductor.workers.registry import BuildContext
 
 REPO = Path(__file__).resolve().parent.parent
-LOCAL = REPO / "deployments" / "pools" / "local.yaml"
-
-
-@pytest.fixture(scope="module")
-def fast_pool(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """local.yaml with 1 ms latency, so hundreds of questions run in seconds."""
-    pool = yaml.safe_load(LOCAL.read_text())
-    for w in pool["workers"]:
-        w["options"]["latency_ms"] = {"median": 1, "sigma": 0.0}
-    path = tmp_path_factory.mktemp("pool") / "fast.yaml"
-    path.write_text(yaml.safe_dump(pool))
-    return path
 
 
 def _run(spec: str, pool_file: Path, problems: list, **kw: object) -> list:

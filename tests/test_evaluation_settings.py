@@ -11,7 +11,6 @@ import statistics
 from pathlib import Path
 
 import pytest
-import yaml
 
 from conductor.data.synthetic import generate_bank
 from conductor.evaluation.methods import SETTING_OUTPUT_TOKENS, method_from_spec
@@ -20,18 +19,6 @@ from conductor.types import Task
 from conductor.workers.registry import BuildContext
 from conductor.workers.simulated.latent import budget_doublings, logistic
 
-REPO = Path(__file__).resolve().parent.parent
-LOCAL = REPO / "deployments" / "pools" / "local.yaml"
-
-
-@pytest.fixture(scope="module")
-def fast_pool(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    pool = yaml.safe_load(LOCAL.read_text())
-    for w in pool["workers"]:
-        w["options"]["latency_ms"] = {"median": 1, "sigma": 0.0}
-    path = tmp_path_factory.mktemp("pool") / "fast.yaml"
-    path.write_text(yaml.safe_dump(pool))
-    return path
 
 
 def _run(spec: str, pool_file: Path, problems: list, setting: str) -> list:
