@@ -118,7 +118,7 @@ class Task(BaseModel):
 
     @classmethod
     def of(cls, problem: Problem) -> Task:
-        return cls(question=problem.question, id=problem.id, source=problem.source,
+        return cls(question=problem.task_text, id=problem.id, source=problem.source,
                    domain=problem.domain, problem=problem)
 
     @classmethod

@@ -59,7 +59,7 @@ def ask(
         if domain not in DOMAINS:
             raise ValueError(f"--domain must be one of {', '.join(DOMAINS)}")
         bank = sample_problems()
-        known = next((p for p in bank if p.question.strip() == question.strip()), None)
+        known = next((p for p in bank if question.strip() in (p.question.strip(), p.task_text.strip())), None)
         task = Task.of(known) if known else Task.adhoc(question, domain)  # type: ignore[arg-type]
         pool = Pool.load(pool_file or settings.pool_file, BuildContext(problems=bank))
         if plan is not None:

@@ -56,5 +56,15 @@ class Problem(BaseModel):
         value = self.meta.get("reference_solution")
         return value if isinstance(value, str) else None
 
+    @property
+    def task_text(self) -> str:
+        """The task as it is asked: the question and, for a choice problem, its lettered options.
+        The Conductor and every worker see this; without the options a letter cannot be chosen
+        (and a multiple-choice question often reads like a short-answer one)."""
+        if not self.choices:
+            return self.question
+        options = "\n".join(f"{letter}) {choice}" for letter, choice in zip(self.choice_letters(), self.choices))
+        return f"{self.question}\n\n{options}"
+
     def choice_letters(self) -> list[str]:
         return [chr(ord("A") + i) for i in range(len(self.choices or []))]

@@ -45,7 +45,7 @@ def execution_for(setting: Setting, base: ExecutionConfig | None = None) -> Exec
 
 
 def _lookup(problems: Sequence[Problem]) -> Callable[[str], tuple[str, str] | None]:
-    by_question = {p.question.strip(): (p.domain, p.source) for p in problems}
+    by_question = {p.task_text.strip(): (p.domain, p.source) for p in problems}
     return by_question.get
 
 

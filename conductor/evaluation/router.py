@@ -67,7 +67,7 @@ async def _outcomes(train: Sequence[Problem], pool_file: Path, workers: Sequence
     from conductor.solve import solve_many
     from conductor.workers.registry import BuildContext
 
-    lookup = {p.question.strip(): (p.domain, p.source) for p in train}.get
+    lookup = {p.task_text.strip(): (p.domain, p.source) for p in train}.get
 
     async def one(worker: str) -> list[bool]:
         method = Method(WorkerPlanner("single", worker, lookup), pool_file)
@@ -85,4 +85,4 @@ def train_router(train: Sequence[Problem], pool_file: str | Path, workers: Seque
                  lookup: Lookup | None = None) -> RouterPlanner:
     """Run every worker alone on the train problems and fit the router on the outcomes."""
     outcomes = asyncio.run(_outcomes(train, Path(pool_file), workers))
-    return RouterPlanner.fit([p.question for p in train], outcomes, seed=seed, lookup=lookup)
+    return RouterPlanner.fit([p.task_text for p in train], outcomes, seed=seed, lookup=lookup)

@@ -75,7 +75,7 @@ def build_rows(
 
 
 def row_messages(row: PromptRow, pool: Pool, *, examples: bool, max_steps: int = DEFAULT_MAX_STEPS):
-    return conductor_messages(row.problem.question, row.offered(pool).specs, examples=examples, max_steps=max_steps)
+    return conductor_messages(row.problem.task_text, row.offered(pool).specs, examples=examples, max_steps=max_steps)
 
 
 def to_dataset(rows: Sequence[PromptRow], pool: Pool, *, examples: bool, max_steps: int = DEFAULT_MAX_STEPS) -> Dataset:

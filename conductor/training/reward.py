@@ -90,7 +90,7 @@ class WorkflowReward:
 
     async def score_one(self, text: str, problem: Problem, pool_ids: Sequence[str], recursion: bool, rng: random.Random) -> Scored:
         offered = self.pool.offer(list(pool_ids))
-        messages = conductor_messages(problem.question, offered.specs, examples=self.examples, max_steps=self.max_steps)
+        messages = conductor_messages(problem.task_text, offered.specs, examples=self.examples, max_steps=self.max_steps)
         planner = PolicyPlanner(self.policy) if self.policy is not None else None
         trace = await rollout(
             text, problem, offered, self.execution, messages=messages, planner=planner, run_id=self.run_id, rng=rng
@@ -113,7 +113,7 @@ class WorkflowReward:
             PriorStep(index=s.index, worker=s.worker_id, subtask=s.subtask, response=s.output or f"[{s.status}: {s.error}]")
             for s in first.steps
         ]
-        messages = recursion_messages(problem.question, offered.specs, prior, max_steps=self.max_steps)
+        messages = recursion_messages(problem.task_text, offered.specs, prior, max_steps=self.max_steps)
         text = await self.policy.generate(messages)
         return await rollout(
             text, problem, offered, self.execution, messages=messages, planner=PolicyPlanner(self.policy),

@@ -120,5 +120,5 @@ def tokenizer_corpus(problems: Sequence[Problem], pool: Pool, *, seed: int = 0, 
     templates = sorted({t for p in problems for t in (solve_instruction(p), check_instruction(p), task_line(p))})
     corpus = prompt_text * (4 * repeats) + templates * repeats
     corpus += ["model_id = [", 'subtasks = ["', "access_list = [", '[], "all"]', "[[]]"] * repeats
-    corpus += [p.question for p in problems]
+    corpus += [p.task_text for p in problems]
     return corpus

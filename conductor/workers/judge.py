@@ -39,7 +39,7 @@ def worker_judge(worker: Worker, config: JudgeConfig | None = None) -> Judge:
     config = config or JudgeConfig()
 
     async def judge(problem: Problem, reference: str, candidate: str) -> bool | None:
-        prompt = JUDGE_PROMPT.format(question=problem.question[:4000], reference=reference, candidate=candidate)
+        prompt = JUDGE_PROMPT.format(question=problem.task_text[:4000], reference=reference, candidate=candidate)
         try:
             done = await asyncio.wait_for(
                 worker.complete([Message(role="user", content=prompt)], max_tokens=config.max_tokens,

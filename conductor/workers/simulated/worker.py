@@ -47,13 +47,16 @@ class ProblemBank:
         self._by_question: dict[str, Problem] = {}
         self._golds_by_source: dict[tuple[str, str], list[str]] = {}
         for p in problems:
-            self._by_question[p.question.strip()] = p
+            # what a worker sees is the task text (options included); a bare question typed
+            # at the CLI is found too
+            self._by_question[p.task_text.strip()] = p
+            self._by_question.setdefault(p.question.strip(), p)
             gold = gold_answer(p)
             if gold is not None and p.domain in ("math", "freeform"):
                 self._golds_by_source.setdefault((p.source, p.domain), []).append(gold)
 
     def __len__(self) -> int:
-        return len(self._by_question)
+        return len({id(p) for p in self._by_question.values()})
 
     def find(self, task: str) -> Problem | None:
         return self._by_question.get(task.strip())
