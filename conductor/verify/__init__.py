@@ -16,7 +16,8 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 from conductor.data.schema import Problem
-from conductor.sandbox import Limits, default_workers, isolation
+from conductor.sandbox import Limits, default_workers
+from conductor.verify import code_tests
 from conductor.verify.choice import verify_choice
 from conductor.verify.code_tests import extract_code, verify_code
 from conductor.verify.freeform import Judge, consult_judge, verify_freeform_rules
@@ -48,8 +49,9 @@ def _missing(problem: Problem, answer_text: str | None) -> Verdict | None:
 
 
 def _key(problem: Problem, answer_text: str, code_limits: Limits | None) -> str:
-    # code: the isolation the tests would run under (raises SandboxUnavailable as verify_code would)
-    level = isolation().level if problem.domain == "code" else None
+    # code: the isolation the tests would run under, found as verify_code finds it (so a change of
+    # isolation is a change of key; raises SandboxUnavailable as verify_code would)
+    level = code_tests.isolation().level if problem.domain == "code" else None
     return answer_key(problem, answer_text, code_limits, level)
 
 
