@@ -5,8 +5,11 @@
    fixed (sigma 0) so the comparison measures concurrency, not luck. Goal: the batch of 64 takes
    <= 1.5x the time of one workflow. The verifier's memory (remembered verdicts and parses) is
    emptied before every timed call; batches are 64 different problems, or GRPO's shape (8
-   problems x 8 rollouts, whose answers repeat). Printed: wall and CPU of both, and the ratio
-   the CPU alone implies on an idle machine (wall is inflated by other jobs on a shared one).
+   problems x 8 rollouts, whose answers repeat), and a variant where every answer is new to the
+   process (sympy's and math-verify's caches emptied too). The process's first batch (imports,
+   sympy's lazy modules, the simulated pool's per-problem setup) is timed apart. Printed: wall
+   and CPU of both, the sandboxed programs' own CPU (coding problems), and the ratio that CPU
+   implies on an idle machine (wall is inflated by other jobs on a shared one).
 2. A GRPO step's time split (generation, reward, the rest of the step: log-probs, loss,
    backward, optimizer), wall and CPU seconds per step, over a few real GRPO steps of the local
    profile's tiny model (warm-started here unless --model is given).
@@ -227,7 +230,7 @@ SCENARIOS = (
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", type=Path, default=None, help="Warm-started model dir (default: warm-start one here).")
-    ap.add_argument("--steps", type=int, default=5)
+    ap.add_argument("--steps", type=int, default=5, help="GRPO steps timed for the step's time split.")
     ap.add_argument("--write", type=Path, default=None, help="Write the figures into this markdown file's section.")
     ap.add_argument("--reward-only", action="store_true",
                     help="Only the reward-time scenarios (prints them; writes nothing).")
