@@ -134,3 +134,28 @@ def test_randomized_pool_rows(pool: Pool) -> None:
     ds = to_dataset(rows[:3], big, examples=False)
     prompt = ds[0]["prompt"][-1]["content"]
     assert prompt.count("Model ") == len(rows[0].pool_ids) and rows[0].problem.question in prompt
+
+
+async def test_a_group_grades_each_distinct_answer_once_with_the_uncached_verdicts(
+        pool: Pool, monkeypatch: pytest.MonkeyPatch) -> None:
+    import conductor.verify as verify_mod
+    from conductor.verify import VERDICTS
+
+    VERDICTS.clear()
+    graded: list[str] = []
+    real = verify_mod._grade
+
+    def counted(problem: Problem, text: str, limits: object) -> object:
+        graded.append(text)
+        return real(problem, text, limits)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(verify_mod, "_grade", counted)
+    sunk: list = []
+    reward = WorkflowReward(pool, sink=lambda t, step: sunk.append(t))
+    out, _, _ = await _call(reward, [wf(0)] * 8 + [wf(1)] * 8, ["right", "wrong"])
+    assert out == [1.0] * 8 + [0.5] * 8
+    answers = {t.answer for t in sunk}
+    assert sorted(graded) == sorted(answers)  # one grading per distinct answer, not per rollout
+    assert 2 <= len(answers) < 16
+    for t in sunk:  # every rollout's verdict is the one an uncached grading gives
+        assert t.verdict == real(PROBLEM, t.answer, None)

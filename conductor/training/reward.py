@@ -136,13 +136,19 @@ class WorkflowReward:
         self._batches += 1
         gate = asyncio.Semaphore(self.concurrency)
         recursion = recursion or [False] * len(completions)
+        # A GRPO group repeats its prompt's row: each distinct problem is read once per batch (a coding
+        # problem's JSON holds its tests), and its rollouts share one (frozen) Problem.
+        problems: dict[str, Problem] = {}
+        for row in problem:
+            if row not in problems:
+                problems[row] = Problem.model_validate_json(row)
 
         async def one(i: int) -> Scored:
             async with gate:
                 # Seeded by step and position: a rerun of the same batch meets the same workers' dice.
                 rng = random.Random(hash((self.seed, step, i)) & 0xFFFFFFFF)
                 return await self.score_one(
-                    completion_text(completions[i]), Problem.model_validate_json(problem[i]), pool_ids[i], bool(recursion[i]), rng
+                    completion_text(completions[i]), problems[problem[i]], pool_ids[i], bool(recursion[i]), rng
                 )
 
         scored = await asyncio.gather(*(one(i) for i in range(len(completions))))

@@ -7,15 +7,14 @@ test stops the run. BigCodeBench: its `meta["test"]` unittest module runs agains
 
 Verdicts are cached in-process by a hash of (tests, program, limits, isolation): the simulated pool
 writes few distinct programs per problem and training grades thousands of answers. A verdict in
-which a test timed out or the sandbox failed is not cached (it may depend on the machine's load).
+which a test timed out, the sandbox failed or a program was SIGKILLed is not cached (it may depend
+on the machine's load). The cache is conductor.verify.memo.VERDICTS, shared with `verify`'s memo.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import threading
-from collections import OrderedDict
 from typing import Any
 
 from conductor.data.schema import Problem, TestCase
@@ -23,46 +22,14 @@ from conductor.answers import stdout_matches, strip_think
 from conductor.sandbox import Isolation, Job, Limits, RunResult, isolation, run
 from conductor.sandbox_launch import site_packages
 from conductor.verify.harness import BCB_HARNESS, CALL_HARNESS, LCB_IMPORTS
+from conductor.verify.memo import VERDICTS, stable_code_verdict
 from conductor.verify.verdict import Verdict
 
 DEFAULT_LIMITS = Limits(wall_s=6.0, memory_mb=1024)
 BCB_LIMITS = Limits(wall_s=60.0, memory_mb=4096, nproc=64)
-CACHE_SIZE = 4096  # verdicts kept; a few KB each
 
 
-class VerdictCache:
-    """A bounded LRU of code verdicts, shared by the verifier's threads."""
-
-    def __init__(self, maxsize: int = CACHE_SIZE) -> None:
-        self.maxsize = maxsize
-        self._data: OrderedDict[str, Verdict] = OrderedDict()
-        self._lock = threading.Lock()
-        self.hits = self.misses = 0
-
-    def get(self, key: str) -> Verdict | None:
-        with self._lock:
-            verdict = self._data.get(key)
-            if verdict is None:
-                self.misses += 1
-                return None
-            self._data.move_to_end(key)
-            self.hits += 1
-            return verdict
-
-    def put(self, key: str, verdict: Verdict) -> None:
-        with self._lock:
-            self._data[key] = verdict
-            self._data.move_to_end(key)
-            while len(self._data) > self.maxsize:
-                self._data.popitem(last=False)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._data.clear()
-            self.hits = self.misses = 0
-
-
-CACHE = VerdictCache()
+CACHE = VERDICTS  # one LRU for every verdict (conductor/verify/memo.py); code runs keyed by `cache_key`
 
 
 def cache_key(problem: Problem, code: str, limits: Limits | None, iso: Isolation) -> str:
@@ -157,7 +124,7 @@ def verify_code(problem: Problem, answer_text: str, limits: Limits | None = None
     if (hit := CACHE.get(key)) is not None:
         return hit
     verdict = _run_tests(problem, code, limits, iso)
-    if verdict.correct or not any(w in verdict.reason for w in ("timed out", "sandbox error")):
+    if stable_code_verdict(verdict):
         CACHE.put(key, verdict)
     return verdict
 

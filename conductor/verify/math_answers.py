@@ -5,6 +5,8 @@ from __future__ import annotations
 import logging
 import re
 import threading
+import time
+from collections import OrderedDict
 from typing import Any
 
 from math_verify import parse, verify
@@ -32,11 +34,39 @@ def _timeout() -> int | None:
     return _TIMEOUT_S if threading.current_thread() is threading.main_thread() else None
 
 
+# Parses, remembered by text: a problem's reference answer is parsed for every answer graded
+# against it, and a right answer is usually the reference's own text. math-verify's parse is a pure
+# function of the text (sympy expressions are immutable); a parse that raised, or that ran long
+# enough for the SIGALRM timeout to have fired, is not kept, nor is a very long text.
+PARSES_KEPT = 4096
+MAX_KEPT_TEXT = 1000
+_parses: OrderedDict[str, tuple[Any, ...]] = OrderedDict()
+_parses_lock = threading.Lock()
+
+
 def _parse(text: str) -> list[Any]:
+    with _parses_lock:
+        kept = _parses.get(text)
+        if kept is not None:
+            _parses.move_to_end(text)
+            return list(kept)
+    timeout = _timeout()
+    t0 = time.monotonic()
     try:
-        return parse(text, parsing_timeout=_timeout())  # type: ignore[arg-type]
-    except Exception:  # math-verify raises assorted sympy/antlr errors on odd input
+        found = parse(text, parsing_timeout=timeout)  # type: ignore[arg-type]
+    except Exception:  # math-verify raises assorted sympy/antlr errors on odd input (not kept)
         return []
+    if len(text) <= MAX_KEPT_TEXT and (timeout is None or time.monotonic() - t0 < timeout):
+        with _parses_lock:
+            _parses[text] = tuple(found)
+            while len(_parses) > PARSES_KEPT:
+                _parses.popitem(last=False)
+    return list(found)
+
+
+def clear_parses() -> None:
+    with _parses_lock:
+        _parses.clear()
 
 
 def parse_gold(answer: str) -> list[Any]:
