@@ -8,11 +8,14 @@ temporary Prefect server) over the same loopback providers; the sentinels occur 
 its warehouse, anywhere under its Prefect home (the Prefect database holds the flow's logs) and
 in its output.
 
-The third covers the model's life: a short training run under Prefect, logged to MLflow and
-registered (conductor@challenger), an evaluation flow over the loopback providers, then
-`conductor serve` answering with that registered version; the sentinels occur zero times in
-any file of the home (DuckDB, mlflow.db, the MLflow artifacts), the Prefect home, the outputs
-and the server's log. (Not the nightly flow itself: it is not on main yet.)"""
+The third is a full nightly run: the nightly flow (`conductor nightly`'s `nightly_flow`, with
+the smallest training settings) under the session's Prefect server, its pool the same loopback
+providers (training rollouts and the held-out evaluation send them the keys), then `conductor
+serve` answering with the registered conductor@challenger and with the pool; the sentinels occur
+zero times in any file of the home (DuckDB, mlflow.db, the MLflow artifacts, Prefect results),
+in every log record the Prefect server holds (read through its API) and its database file, and
+in the server's log. Seen failing when the nightly flow logged ANTHROPIC_API_KEY (found in the
+Prefect logs and the Prefect database)."""
 
 from __future__ import annotations
 
