@@ -6,7 +6,8 @@ Prints p50/p99 latency divided by the workflow's simulated critical path (the te
 three parallel calls, then an aggregator: 2 x LATENCY), and requests per second. Goal: p99 <= 1.2x.
 The unloaded latency of one request, measured first in the same run, is the baseline row.
 
-    python benchmarks/serve.py [--clients 200] [--requests 10] [--latency-ms 200] [--write docs/benchmarks.md]
+    python benchmarks/serve.py [--clients 200] [--requests 10] [--latency-ms 200] [--client raw aiohttp]
+        [--write docs/benchmarks.md]
         [--baseline-tree DIR --rounds 2]   # e.g. DIR from `git archive main | tar -x -C DIR`: before/after rows
         [--py-spy FILE]                    # profile the server under load (`pip install py-spy`)
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import signal
 import statistics
@@ -24,6 +26,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import aiohttp  # installed with datasets (fsspec[http]): the lightest async HTTP client here
 import httpx
@@ -75,45 +78,92 @@ def start_server(tmp: Path, latency_ms: float, clients: int,
     raise SystemExit(f"server did not start: {(tmp / 'serve.log').read_text()[-2000:]}")
 
 
-async def load(url: str, clients: int, requests: int, *, sdk: bool = False) -> tuple[list[float], float, int]:
-    """`sdk`: through the openai client (its response parsing costs the client ~15 ms of CPU a
-    request, so on a small machine it, not the server, sets the pace); else aiohttp posts of the
-    same JSON, each answer checked for its content."""
+class RawClient:
+    """One keep-alive HTTP/1.1 connection speaking just enough of the protocol for this test:
+    a prebuilt request, the status line, Content-Length, the body (uvicorn always sends a length
+    for a JSON response). Far less CPU per request than aiohttp or the openai client, so on a
+    2-core machine the load generator takes less of the CPU the server needs."""
+
+    def __init__(self, host: str, port: int) -> None:
+        self.host, self.port = host, port
+        self.reader: asyncio.StreamReader | None = None
+        self.writer: asyncio.StreamWriter | None = None
+
+    async def post(self, path: str, body: bytes) -> tuple[int, bytes]:
+        if self.writer is None:
+            self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
+        assert self.reader is not None
+        self.writer.write(b"POST %s HTTP/1.1\r\nHost: %s:%d\r\nAuthorization: Bearer %s\r\n"
+                          b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s"
+                          % (path.encode(), self.host.encode(), self.port, KEY.encode(), len(body), body))
+        try:
+            head = await self.reader.readuntil(b"\r\n\r\n")
+            status = int(head[9:12])
+            at = head.lower().find(b"\r\ncontent-length:")
+            if at < 0:
+                raise ConnectionError(f"HTTP {status} without Content-Length")
+            length = int(head[at + 17:head.index(b"\r\n", at + 2)])
+            return status, await self.reader.readexactly(length)
+        except (asyncio.IncompleteReadError, ConnectionError, ValueError):
+            self.close()
+            raise
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+        self.reader = self.writer = None
+
+
+async def load(url: str, clients: int, requests: int, *, client: str = "raw") -> tuple[list[float], float, int, float]:
+    """`client`: "raw" (RawClient, the default), "aiohttp" or "openai" (the SDK: its response
+    parsing costs ~15 ms of CPU a request, so on a small machine it, not the server, sets the
+    pace). Every answer is checked for its content. Returns latencies, wall seconds, failures and
+    the load generator's own CPU seconds."""
     session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=clients * 2),
                                     headers={"Authorization": f"Bearer {KEY}"},
                                     timeout=aiohttp.ClientTimeout(total=120))
     http = httpx.AsyncClient(limits=httpx.Limits(max_connections=clients * 2, max_keepalive_connections=clients * 2),
                              timeout=120, headers={"Authorization": f"Bearer {KEY}"})
-    client = openai.AsyncOpenAI(base_url=url + "/v1", api_key=KEY, max_retries=0, http_client=http)
+    sdk = openai.AsyncOpenAI(base_url=url + "/v1", api_key=KEY, max_retries=0, http_client=http)
+    host, _, port = url.removeprefix("http://").partition(":")
     latencies: list[float] = []
     failures = 0
 
-    async def ask(i: int, j: int) -> None:
+    def check(status: int, body: Any) -> None:
+        if status != 200 or not body["choices"][0]["message"]["content"]:
+            raise RuntimeError(f"HTTP {status}: {str(body)[:200]}")
+
+    async def ask(raw: RawClient, i: int, j: int) -> None:
         messages = [{"role": "user", "content": f"What is {i} + {j}?"}]
-        if sdk:
-            await client.chat.completions.create(model="conductor", messages=messages)  # type: ignore[arg-type]
-            return
-        async with session.post(url + "/v1/chat/completions", json={"model": "conductor", "messages": messages}) as r:
-            body = await r.json()
-            if r.status != 200 or not body["choices"][0]["message"]["content"]:
-                raise RuntimeError(f"HTTP {r.status}: {str(body)[:200]}")
+        if client == "openai":
+            await sdk.chat.completions.create(model="conductor", messages=messages)  # type: ignore[arg-type]
+        elif client == "aiohttp":
+            async with session.post(url + "/v1/chat/completions", json={"model": "conductor", "messages": messages}) as r:
+                check(r.status, await r.json())
+        else:
+            status, body = await raw.post("/v1/chat/completions",
+                                          json.dumps({"model": "conductor", "messages": messages}).encode())
+            check(status, json.loads(body))
 
     async def one_client(i: int) -> None:
         nonlocal failures
+        raw = RawClient(host, int(port))
         for j in range(requests):
             t0 = time.perf_counter()
             try:
-                await ask(i, j)
+                await ask(raw, i, j)
                 latencies.append(time.perf_counter() - t0)
-            except (openai.APIError, aiohttp.ClientError, RuntimeError):
+            except (openai.APIError, aiohttp.ClientError, OSError, asyncio.IncompleteReadError, RuntimeError,
+                    ValueError, KeyError):
                 failures += 1
+        raw.close()
 
-    t0 = time.perf_counter()
+    cpu0, t0 = time.process_time(), time.perf_counter()
     await asyncio.gather(*(one_client(i) for i in range(clients)))
-    wall = time.perf_counter() - t0
+    wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
     await http.aclose()
     await session.close()
-    return latencies, wall, failures
+    return latencies, wall, failures, cpu
 
 
 def server_cpu(server: psutil.Process) -> float:
@@ -132,12 +182,23 @@ def pct(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[q - 1] if len(values) > 1 else values[0]
 
 
+def run_async(coro: Any) -> Any:
+    """The load generator's event loop: uvloop (installed with uvicorn[standard]) when present."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.run(coro)
+    return uvloop.run(coro)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--clients", type=int, default=200)
     ap.add_argument("--requests", type=int, default=10, help="Requests per client, one after another.")
     ap.add_argument("--latency-ms", type=float, default=200.0, help="Fixed latency of every simulated call.")
-    ap.add_argument("--sdk", action="store_true", help="Load through the openai client instead of raw httpx.")
+    ap.add_argument("--client", nargs="+", choices=["raw", "aiohttp", "openai"], default=["raw"],
+                    help="Load generator(s): raw (a minimal keep-alive HTTP/1.1 client: the least CPU), aiohttp, or "
+                         "openai (the SDK); several are measured one after another in each round.")
     ap.add_argument("--write", type=Path, help="Write the figures into this markdown file's section.")
     ap.add_argument("--py-spy", type=Path, help="Record the server under load with py-spy into this file "
                                                 "(collapsed stacks; `pip install py-spy`).")
@@ -153,27 +214,30 @@ def main() -> None:
     results: list[Measured] = []
     for _ in range(args.rounds):
         for name, tree in trees:
-            results.append(measure(name, tree, args, py_spy=args.py_spy if tree is None else None))
-            print(results[-1].row(critical), file=sys.stderr, flush=True)
+            for client in args.client:
+                results.append(measure(name, tree, client, args, py_spy=args.py_spy if tree is None else None))
+                print(results[-1].row(critical), file=sys.stderr, flush=True)
     single = results[-1].single
     lines = ["| load | requests | p50 | p99 | p50 ÷ critical path | p99 ÷ critical path | requests/s "
-             "| server CPU / request | load average |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
-             Measured("1 client (baseline)", single, 5 / sum(single), 0.0, os.getloadavg()[0], 0).row(critical)]
+             "| server CPU / request | load generator CPU / request | load average |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+             Measured("1 client (baseline)", single, 5 / sum(single), 0.0, 0.0, os.getloadavg()[0], 0).row(critical)]
     lines += [r.row(critical) for r in results]
     needed = args.clients / critical  # requests/s for no request to wait behind another
     last = results[-1]
     table = "\n".join(lines) + (
         f"\n\nLoad average: the machine's 1-minute figure at the end of each measurement ({os.cpu_count()} cores). "
-        f"Meeting the goal needs {needed:.0f} requests/s, i.e. {last.server_ms * needed / 1000:.2f} cores of "
-        f"server CPU alone at this tree's cost per request: the closed loop of {args.clients} clients runs at the "
-        f"rate the server's CPU allows, so the ratio measures the CPU this shared machine could give the server.")
+        f"Meeting the goal needs {needed:.0f} requests/s: at the last row's costs, {last.server_ms * needed / 1000:.2f} "
+        f"of a core for the server's one event loop (which cannot use a second core) and "
+        f"{last.client_ms * needed / 1000:.2f} for the load generator. The closed loop of {args.clients} clients "
+        f"runs at the rate the server's CPU allows, so the ratio measures the CPU this shared machine could give it.")
     verdict = "met" if pct(last.latencies, 99) <= 1.2 * critical else "NOT met"
-    summary = (f"{args.clients} concurrent {'openai' if args.sdk else 'aiohttp'} clients × {args.requests} requests "
+    summary = (f"{args.clients} concurrent clients ({', '.join(args.client)}) × {args.requests} requests "
                f"each against a `conductor serve` subprocess on loopback; simulated pool (an environment, not model "
                f"results), every call a fixed {args.latency_ms:g} ms; template fanout planner, so the critical path is "
                f"{critical * 1000:.0f} ms. Failures: {sum(r.failures for r in results)}. Goal p99 ≤ 1.2× the critical "
-               f"path: **{verdict}**. Machine: {os.cpu_count()} cores, shared with other work while measured.")
+               f"path (last row): **{verdict}**. Machine: {os.cpu_count()} cores, shared with other work while "
+               f"measured.")
     print(summary + "\n\n" + table)
     if args.write:
         write_section(args.write, "serve", "conductor serve: load on loopback (`benchmarks/serve.py`)",
@@ -186,6 +250,7 @@ class Measured:
     latencies: list[float]
     rps: float
     server_ms: float
+    client_ms: float
     load_avg: float
     failures: int
     single: list[float] = field(default_factory=list)
@@ -193,25 +258,26 @@ class Measured:
     def row(self, critical: float) -> str:
         p50, p99 = pct(self.latencies, 50), pct(self.latencies, 99)
         cpu = f"{self.server_ms:.2f} ms" if self.server_ms else "–"
+        client = f"{self.client_ms:.2f} ms" if self.client_ms else "–"
         return (f"| {self.name} | {len(self.latencies)} | {p50 * 1000:.0f} ms | {p99 * 1000:.0f} ms | "
-                f"{p50 / critical:.2f}× | {p99 / critical:.2f}× | {self.rps:.1f} | {cpu} | "
+                f"{p50 / critical:.2f}× | {p99 / critical:.2f}× | {self.rps:.1f} | {cpu} | {client} | "
                 f"{self.load_avg:.1f} |")
 
 
-def measure(name: str, tree: Path | None, args: argparse.Namespace, *, py_spy: Path | None) -> Measured:
+def measure(name: str, tree: Path | None, client: str, args: argparse.Namespace, *, py_spy: Path | None) -> Measured:
     with tempfile.TemporaryDirectory() as d:
         proc, url = start_server(Path(d), args.latency_ms, args.clients, tree)
         try:
             server = psutil.Process(proc.pid)
-            single, _, _ = asyncio.run(load(url, 1, 5))
+            single, _, _, _ = run_async(load(url, 1, 5, client=client))
             spy = None
             if py_spy:
                 spy = subprocess.Popen([str(Path(sys.executable).with_name("py-spy")), "record", "-p", str(proc.pid),
-                                        "-r", "100", "--gil", "--nonblocking", "-f", "raw", "-o", str(py_spy)],
+                                        "-r", "400", "--gil", "-f", "raw", "-o", str(py_spy)],
                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                 time.sleep(1.0)
             cpu0 = server_cpu(server)
-            lat, wall, failures = asyncio.run(load(url, args.clients, args.requests, sdk=args.sdk))
+            lat, wall, failures, client_cpu = run_async(load(url, args.clients, args.requests, client=client))
             cpu1 = server_cpu(server)
             if spy is not None:
                 spy.send_signal(signal.SIGINT)
@@ -219,8 +285,10 @@ def measure(name: str, tree: Path | None, args: argparse.Namespace, *, py_spy: P
         finally:
             proc.terminate()
             proc.wait(timeout=60)
-    return Measured(f"{args.clients} clients, {name}", lat, len(lat) / wall, (cpu1 - cpu0) * 1000 / max(1, len(lat)),
-                    os.getloadavg()[0], failures, single)
+    n = max(1, len(lat))
+    return Measured(f"{args.clients} clients, {name}, {client} client", lat, len(lat) / wall,
+                    (cpu1 - cpu0) * 1000 / n, client_cpu * 1000 / n, os.getloadavg()[0], failures, single)
+
 
 if __name__ == "__main__":
     main()
