@@ -114,18 +114,17 @@ class RawClient:
         self.reader = self.writer = None
 
 
-async def load(url: str, clients: int, requests: int, *, client: str = "raw") -> tuple[list[float], float, int, float]:
+async def load(urls: list[str], clients: int, requests: int, *, client: str = "raw") -> tuple[list[float], float, int, float]:
     """`client`: "raw" (RawClient, the default), "aiohttp" or "openai" (the SDK: its response
     parsing costs ~15 ms of CPU a request, so on a small machine it, not the server, sets the
-    pace). Every answer is checked for its content. Returns latencies, wall seconds, failures and
-    the load generator's own CPU seconds."""
+    pace). Client i talks to `urls[i % len(urls)]`. Every answer is checked for its content.
+    Returns latencies, wall seconds, failures and the load generator's own CPU seconds."""
     session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=clients * 2),
                                     headers={"Authorization": f"Bearer {KEY}"},
                                     timeout=aiohttp.ClientTimeout(total=120))
     http = httpx.AsyncClient(limits=httpx.Limits(max_connections=clients * 2, max_keepalive_connections=clients * 2),
                              timeout=120, headers={"Authorization": f"Bearer {KEY}"})
-    sdk = openai.AsyncOpenAI(base_url=url + "/v1", api_key=KEY, max_retries=0, http_client=http)
-    host, _, port = url.removeprefix("http://").partition(":")
+    sdks = [openai.AsyncOpenAI(base_url=u + "/v1", api_key=KEY, max_retries=0, http_client=http) for u in urls]
     latencies: list[float] = []
     failures = 0
 
@@ -135,8 +134,9 @@ async def load(url: str, clients: int, requests: int, *, client: str = "raw") ->
 
     async def ask(raw: RawClient, i: int, j: int) -> None:
         messages = [{"role": "user", "content": f"What is {i} + {j}?"}]
+        url = urls[i % len(urls)]
         if client == "openai":
-            await sdk.chat.completions.create(model="conductor", messages=messages)  # type: ignore[arg-type]
+            await sdks[i % len(sdks)].chat.completions.create(model="conductor", messages=messages)  # type: ignore[arg-type]
         elif client == "aiohttp":
             async with session.post(url + "/v1/chat/completions", json={"model": "conductor", "messages": messages}) as r:
                 check(r.status, await r.json())
@@ -147,6 +147,7 @@ async def load(url: str, clients: int, requests: int, *, client: str = "raw") ->
 
     async def one_client(i: int) -> None:
         nonlocal failures
+        host, _, port = urls[i % len(urls)].removeprefix("http://").partition(":")
         raw = RawClient(host, int(port))
         for j in range(requests):
             t0 = time.perf_counter()
@@ -199,6 +200,11 @@ def main() -> None:
     ap.add_argument("--client", nargs="+", choices=["raw", "aiohttp", "openai"], default=["raw"],
                     help="Load generator(s): raw (a minimal keep-alive HTTP/1.1 client: the least CPU), aiohttp, or "
                          "openai (the SDK); several are measured one after another in each round.")
+    ap.add_argument("--servers", type=int, nargs="+", default=[1],
+                    help="Also measure N independent `conductor serve` processes, the clients split evenly between "
+                         "them (what N workers behind a balancer would do; this tree only).")
+    ap.add_argument("--sweep", type=int, nargs="*", default=[],
+                    help="Also measure this tree with these client counts (how the tail grows with the load).")
     ap.add_argument("--write", type=Path, help="Write the figures into this markdown file's section.")
     ap.add_argument("--py-spy", type=Path, help="Record the server under load with py-spy into this file "
                                                 "(collapsed stacks; `pip install py-spy`).")
@@ -217,6 +223,12 @@ def main() -> None:
             for client in args.client:
                 results.append(measure(name, tree, client, args, py_spy=args.py_spy if tree is None else None))
                 print(results[-1].row(critical), file=sys.stderr, flush=True)
+    extra = [(n, args.clients) for n in args.servers if n != 1] + [(1, c) for c in args.sweep]
+    for servers, clients in extra:
+        results.append(measure("this tree", None, args.client[0], args, py_spy=None, servers=servers,
+                               clients=clients))
+        print(results[-1].row(critical), file=sys.stderr, flush=True)
+    main_rows = [r for r in results if r.clients == args.clients and r.servers == 1]
     single = results[-1].single
     lines = ["| load | requests | p50 | p99 | p50 ÷ critical path | p99 ÷ critical path | requests/s "
              "| server CPU / request | load generator CPU / request | load average |",
@@ -224,7 +236,7 @@ def main() -> None:
              Measured("1 client (baseline)", single, 5 / sum(single), 0.0, 0.0, os.getloadavg()[0], 0).row(critical)]
     lines += [r.row(critical) for r in results]
     needed = args.clients / critical  # requests/s for no request to wait behind another
-    last = results[-1]
+    last = main_rows[-1]
     table = "\n".join(lines) + (
         f"\n\nLoad average: the machine's 1-minute figure at the end of each measurement ({os.cpu_count()} cores). "
         f"Meeting the goal needs {needed:.0f} requests/s: at the last row's costs, {last.server_ms * needed / 1000:.2f} "
@@ -236,7 +248,7 @@ def main() -> None:
                f"each against a `conductor serve` subprocess on loopback; simulated pool (an environment, not model "
                f"results), every call a fixed {args.latency_ms:g} ms; template fanout planner, so the critical path is "
                f"{critical * 1000:.0f} ms. Failures: {sum(r.failures for r in results)}. Goal p99 ≤ 1.2× the critical "
-               f"path (last row): **{verdict}**. Machine: {os.cpu_count()} cores, shared with other work while "
+               f"path (the last {args.clients}-client row on one server): **{verdict}**. Machine: {os.cpu_count()} cores, shared with other work while "
                f"measured.")
     print(summary + "\n\n" + table)
     if args.write:
@@ -254,6 +266,8 @@ class Measured:
     load_avg: float
     failures: int
     single: list[float] = field(default_factory=list)
+    clients: int = 0
+    servers: int = 1
 
     def row(self, critical: float) -> str:
         p50, p99 = pct(self.latencies, 50), pct(self.latencies, 99)
@@ -264,30 +278,38 @@ class Measured:
                 f"{self.load_avg:.1f} |")
 
 
-def measure(name: str, tree: Path | None, client: str, args: argparse.Namespace, *, py_spy: Path | None) -> Measured:
+def measure(name: str, tree: Path | None, client: str, args: argparse.Namespace, *, py_spy: Path | None,
+            servers: int = 1, clients: int | None = None) -> Measured:
+    clients = clients or args.clients
     with tempfile.TemporaryDirectory() as d:
-        proc, url = start_server(Path(d), args.latency_ms, args.clients, tree)
+        started = []
         try:
-            server = psutil.Process(proc.pid)
-            single, _, _, _ = run_async(load(url, 1, 5, client=client))
+            for n in range(servers):
+                (Path(d) / str(n)).mkdir()
+                started.append(start_server(Path(d) / str(n), args.latency_ms, clients, tree))
+            urls = [url for _, url in started]
+            procs = [psutil.Process(proc.pid) for proc, _ in started]
+            single, _, _, _ = run_async(load(urls[:1], 1, 5, client=client))
             spy = None
             if py_spy:
-                spy = subprocess.Popen([str(Path(sys.executable).with_name("py-spy")), "record", "-p", str(proc.pid),
-                                        "-r", "400", "--gil", "-f", "raw", "-o", str(py_spy)],
+                spy = subprocess.Popen([str(Path(sys.executable).with_name("py-spy")), "record", "-p",
+                                        str(started[0][0].pid), "-r", "400", "--gil", "-f", "raw", "-o", str(py_spy)],
                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                 time.sleep(1.0)
-            cpu0 = server_cpu(server)
-            lat, wall, failures, client_cpu = run_async(load(url, args.clients, args.requests, client=client))
-            cpu1 = server_cpu(server)
+            cpu0 = sum(server_cpu(p) for p in procs)
+            lat, wall, failures, client_cpu = run_async(load(urls, clients, args.requests, client=client))
+            cpu1 = sum(server_cpu(p) for p in procs)
             if spy is not None:
                 spy.send_signal(signal.SIGINT)
                 spy.wait(timeout=60)
         finally:
-            proc.terminate()
-            proc.wait(timeout=60)
+            for proc, _ in started:
+                proc.terminate()
+                proc.wait(timeout=60)
     n = max(1, len(lat))
-    return Measured(f"{args.clients} clients, {name}, {client} client", lat, len(lat) / wall,
-                    (cpu1 - cpu0) * 1000 / n, client_cpu * 1000 / n, os.getloadavg()[0], failures, single)
+    label = f"{clients} clients, {name}, {client} client" + (f", {servers} server processes" if servers > 1 else "")
+    return Measured(label, lat, len(lat) / wall, (cpu1 - cpu0) * 1000 / n, client_cpu * 1000 / n,
+                    os.getloadavg()[0], failures, single, clients, servers)
 
 
 if __name__ == "__main__":
