@@ -260,7 +260,7 @@ def main() -> None:
                f"each against a `conductor serve` subprocess on loopback; simulated pool (an environment, not model "
                f"results), every call a fixed {args.latency_ms:g} ms; template fanout planner, so the critical path is "
                f"{critical * 1000:.0f} ms. Failures: {sum(r.failures for r in results)}. Goal p99 ≤ 1.2× the critical "
-               f"path (the last {args.clients}-client row on one server): **{verdict}**. Machine: {os.cpu_count()} cores, shared with other work while "
+               f"path (this tree's last {args.clients}-client row with the {args.client[0]} load generator, one server): **{verdict}**. Machine: {os.cpu_count()} cores, shared with other work while "
                f"measured.")
     print(summary + "\n\n" + table)
     if args.write:
