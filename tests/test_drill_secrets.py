@@ -218,6 +218,13 @@ def test_sentinel_keys_never_reach_any_store_over_a_nightly_run_and_serve(prefec
         monkeypatch.setenv(name, value)
     monkeypatch.setenv("CONDUCTOR_HOME", str(home))
     monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{home / 'mlflow.db'}")
+    # registry/ points mlflow's process-wide URIs at this store: put them back afterwards, so
+    # later tests never see this test's registry
+    import mlflow.tracking._model_registry.utils as registry_uris
+    import mlflow.tracking._tracking_service.utils as tracking_uris
+
+    monkeypatch.setattr(tracking_uris, "_tracking_uri", tracking_uris._tracking_uri)
+    monkeypatch.setattr(registry_uris, "_registry_uri", registry_uris._registry_uri)
     with loop:
         pool = _pool(tmp_path, loop.url)
         night = nightly_flow(steps=1, chunk_steps=1, heldout_problems=2, baselines=["single:w-google"],
