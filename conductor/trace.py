@@ -7,7 +7,8 @@ Trace (its `parent_trace_id` names the round that asked for it).
 
 from __future__ import annotations
 
-import uuid
+import os
+import random
 from datetime import UTC, datetime
 from typing import Literal
 
@@ -21,8 +22,19 @@ from conductor.workflow import Workflow
 StepStatus = Literal["ok", "error", "skipped", "budget_exhausted"]
 
 
+_V4_CLEAR = ~((0xF000 << 64) | (0xC000 << 48))
+_V4_SET = (0x4000 << 64) | (0x8000 << 48)
+# Its own generator, seeded from the OS (and again in a forked child): a `random.seed(0)` elsewhere
+# (training seeds the global one) must not make two runs draw the same ids.
+_IDS = random.Random()
+os.register_at_fork(after_in_child=_IDS.seed)
+
+
 def new_id() -> str:
-    return uuid.uuid4().hex
+    """A random UUID (version 4) as 32 hex digits, like `uuid.uuid4().hex`, at a tenth of its
+    cost (no system call, no UUID object; ids are made several times a request when serving).
+    Never affected by seeding the global `random`."""
+    return f"{(_IDS.getrandbits(128) & _V4_CLEAR) | _V4_SET:032x}"
 
 
 class CallRecord(BaseModel):

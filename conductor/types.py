@@ -90,17 +90,24 @@ class Usage(BaseModel):
 
     @classmethod
     def sum(cls, parts: Iterable[Usage]) -> Usage:
-        parts = list(parts)
-        costs = [p.cost_usd for p in parts]
-        return cls(
-            input_tokens=sum(p.input_tokens for p in parts),
-            output_tokens=sum(p.output_tokens for p in parts),
-            reasoning_tokens=sum(p.reasoning_tokens for p in parts),
-            cached_input_tokens=sum(p.cached_input_tokens for p in parts),
-            cost_usd=None if any(c is None for c in costs) else sum(c for c in costs if c is not None),
-            latency_s=sum(p.latency_s for p in parts),
-            retries=sum(p.retries for p in parts),
-        )
+        """Field by field; `cost_usd` is None as soon as one part's is unknown. One pass over the
+        parts (this runs for every trace the executor finishes)."""
+        inp = out = reasoning = cached = retries = 0
+        latency, cost = 0.0, 0.0
+        known = True
+        for p in parts:
+            inp += p.input_tokens
+            out += p.output_tokens
+            reasoning += p.reasoning_tokens
+            cached += p.cached_input_tokens
+            latency += p.latency_s
+            retries += p.retries
+            if p.cost_usd is None:
+                known = False
+            elif known:
+                cost += p.cost_usd
+        return cls(input_tokens=inp, output_tokens=out, reasoning_tokens=reasoning, cached_input_tokens=cached,
+                   cost_usd=cost if known else None, latency_s=latency, retries=retries)
 
 
 class Task(BaseModel):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 from pathlib import Path
@@ -39,6 +40,10 @@ def serve(
     registry: bool = typer.Option(True, "--registry/--no-registry",
                                   help="Also serve the registry's versions: conductor@ALIAS, conductor/N (MLflow)."),
     registry_ttl: float = typer.Option(5.0, "--registry-ttl", help="Seconds an alias lookup is reused."),
+    gc_freeze: bool = typer.Option(True, "--gc-freeze/--no-gc-freeze",
+                                   help="Move what start-up loaded out of the garbage collector's sight and collect "
+                                        "less often (see docs/serve.md, Load): under load the collector's full passes "
+                                        "over the imported libraries' objects cost about as much CPU as the requests."),
 ) -> None:
     """Serve the Conductor behind an OpenAI-compatible API (docs/serve.md)."""
     settings = load_settings()
@@ -59,8 +64,29 @@ def serve(
         app = build_app(config, keys, resolver=installed_resolver())
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     err_console.print(f"serving {name} ({model}) on http://{host}:{port}/v1; traces staged in {config.staging_dir}")
-    uvicorn.run(app, host=host, port=port, log_level="info", access_log=access_log,
-                timeout_graceful_shutdown=30)
+    if gc_freeze:
+        tune_gc()
+    try:
+        uvicorn.run(app, host=host, port=port, log_level="info", access_log=access_log,
+                    timeout_graceful_shutdown=30)
+    finally:
+        if gc_freeze:
+            gc.unfreeze()  # back in the collector's sight, so interpreter exit tears down as usual
+
+
+# Generation 0 collects after this many net allocations (CPython's default is 700); 1 and 2 after
+# 10 collections of the one below. Measured in-process (2,000 requests, 200 at a time): start-up
+# frozen + these thresholds 0.79 ms of CPU a request, frozen only 1.0 ms, neither 1.6 ms.
+GC_THRESHOLDS = (10_000, 10, 10)
+
+
+def tune_gc() -> None:
+    """Collect once, then freeze everything alive (the imported libraries, the pool, the
+    model): a full collection no longer walks those objects again and again. Only requests'
+    objects remain to collect, less often."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(*GC_THRESHOLDS)
 
 
 def register(app: typer.Typer) -> None:

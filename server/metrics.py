@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 
 from conductor.trace import Trace
@@ -22,13 +24,34 @@ class Metrics:
         self.cost = Counter("conductor_cost_usd", "Dollars spent on model calls (known prices only).", registry=r)
         self.retries = Counter("conductor_call_retries", "Retries of model calls.", registry=r)
 
+        # labelled children looked up once (`labels()` takes a lock and builds a key every time)
+        self._input_tokens, self._output_tokens = self.tokens.labels("input"), self.tokens.labels("output")
+        self._calls_of: dict[str, Any] = {}
+        self._requests_of: dict[tuple[str, str], Any] = {}
+        self._latency_of: dict[str, Any] = {}
+
     def observe_trace(self, trace: Trace) -> None:
-        for call in trace.all_calls():
-            self.worker_calls.labels(call.worker_id).inc()
-        self.tokens.labels("input").inc(trace.usage.input_tokens)
-        self.tokens.labels("output").inc(trace.usage.output_tokens)
+        calls = trace.all_calls()
+        for call in calls:
+            child = self._calls_of.get(call.worker_id)
+            if child is None:
+                child = self._calls_of[call.worker_id] = self.worker_calls.labels(call.worker_id)
+            child.inc()
+        self._input_tokens.inc(trace.usage.input_tokens)
+        self._output_tokens.inc(trace.usage.output_tokens)
         self.retries.inc(trace.usage.retries)
-        self.cost.inc(sum(c.usage.cost_usd or 0.0 for c in trace.all_calls()))
+        self.cost.inc(sum(c.usage.cost_usd or 0.0 for c in calls))
+
+    def observe_request(self, endpoint: str, status: int, seconds: float) -> None:
+        key = (endpoint, str(status))
+        counter = self._requests_of.get(key)
+        if counter is None:
+            counter = self._requests_of[key] = self.requests.labels(*key)
+        counter.inc()
+        histogram = self._latency_of.get(endpoint)
+        if histogram is None:
+            histogram = self._latency_of[endpoint] = self.latency.labels(endpoint)
+        histogram.observe(seconds)
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

@@ -32,11 +32,21 @@ class Service:
         self.limits = Limits(config.requests_per_minute, config.burst, config.concurrency_per_key)
         self.stager = TraceStager(config.staging_dir, config.flush_interval_s)
         self.in_flight: set[asyncio.Task[Trace]] = set()
+        self._executions: dict[float | None, ExecutionConfig] = {}
 
     def execution_for(self, max_usd: float | None) -> ExecutionConfig:
+        """The execution settings with the request's budget: the lowest of its `max_usd`, the
+        server's cap and the settings' own. One copy per distinct budget, made once (the executor
+        only reads it), not one per request."""
         caps = [c for c in (max_usd, self.config.max_usd_cap, self.config.execution.max_usd_per_question)
                 if c is not None]
-        return self.config.execution.model_copy(update={"max_usd_per_question": min(caps) if caps else None})
+        cap = min(caps) if caps else None
+        found = self._executions.get(cap)
+        if found is None:
+            if len(self._executions) > 1024:  # clients choosing ever new budgets: start over
+                self._executions.clear()
+            found = self._executions[cap] = self.config.execution.model_copy(update={"max_usd_per_question": cap})
+        return found
 
     async def _solve(self, question: str, max_usd: float | None, planner: Planner) -> Trace:
         task = Task.adhoc(question, source="serve")

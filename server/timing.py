@@ -32,5 +32,4 @@ class RequestMetrics:
             await self.app(scope, receive, sending)
         finally:
             # a stream's latency runs to its last byte
-            self.metrics.requests.labels(endpoint, str(status)).inc()
-            self.metrics.latency.labels(endpoint).observe(time.perf_counter() - t0)
+            self.metrics.observe_request(endpoint, status, time.perf_counter() - t0)

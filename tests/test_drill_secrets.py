@@ -8,11 +8,14 @@ temporary Prefect server) over the same loopback providers; the sentinels occur 
 its warehouse, anywhere under its Prefect home (the Prefect database holds the flow's logs) and
 in its output.
 
-The third covers the model's life: a short training run under Prefect, logged to MLflow and
-registered (conductor@challenger), an evaluation flow over the loopback providers, then
-`conductor serve` answering with that registered version; the sentinels occur zero times in
-any file of the home (DuckDB, mlflow.db, the MLflow artifacts), the Prefect home, the outputs
-and the server's log. (Not the nightly flow itself: it is not on main yet.)"""
+The third is a full nightly run: the nightly flow (`conductor nightly`'s `nightly_flow`, with
+the smallest training settings) under the session's Prefect server, its pool the same loopback
+providers (training rollouts and the held-out evaluation send them the keys), then `conductor
+serve` answering with the registered conductor@challenger and with the pool; the sentinels occur
+zero times in any file of the home (DuckDB, mlflow.db, the MLflow artifacts, Prefect results),
+in every log record the Prefect server holds (read through its API) and its database file, and
+in the server's log. Seen failing when the nightly flow logged ANTHROPIC_API_KEY (found in the
+Prefect logs and the Prefect database)."""
 
 from __future__ import annotations
 
@@ -21,6 +24,7 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import httpx
@@ -160,30 +164,77 @@ def test_sentinel_keys_never_reach_a_pipeline_runs_warehouse_prefect_home_or_out
         assert secret.encode() not in everything, secret
 
 
-def test_sentinel_keys_never_reach_mlflow_prefect_or_the_warehouse_over_train_eval_and_serve(tmp_path):
-    from conductor.data.synthetic import generate_bank
+# The nightly's smallest settings (tests/test_nightly.py's TINY): SFT warm start on 8 problems,
+# one GRPO step, registration, the held-out evaluation, costs and the gate.
+TINY = {"sft_problems": 8, "sft_copies": 1, "sft_epochs": 1.0, "per_device_train_batch_size": 2,
+        "num_generations": 2, "max_completion_length": 48, "eval_every": 0, "early_stopping_patience": 0}
+
+
+def _prefect_logs(flow_run_ids: set[str]) -> tuple[str, set[str]]:
+    """Every log record the session's Prefect server holds (read back through its API), and the
+    flow runs among `flow_run_ids` that have records."""
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.sorting import LogSort
+
+    async def read() -> list:
+        out, offset = [], 0
+        async with get_client() as client:
+            while True:
+                page = await client.read_logs(limit=200, offset=offset, sort=LogSort.TIMESTAMP_ASC)
+                out += page
+                offset += len(page)
+                if len(page) < 200:
+                    return out
+
+    import asyncio
+
+    records = asyncio.run(read())
+    text = "\n".join(f"{r.name} {r.message}" for r in records)
+    return text, {str(r.flow_run_id) for r in records if str(r.flow_run_id) in flow_run_ids}
+
+
+def _prefect_database() -> Path:
+    from prefect.settings import PREFECT_API_DATABASE_CONNECTION_URL
+
+    url = PREFECT_API_DATABASE_CONNECTION_URL.value()
+    assert url and "sqlite" in url, url
+    return Path(url.split(":///", 1)[1])
+
+
+def test_sentinel_keys_never_reach_any_store_over_a_nightly_run_and_serve(prefect_harness, tmp_path, monkeypatch):
+    """The nightly flow for real (`conductor nightly`'s flow, under the session's Prefect server):
+    curation, SFT + one GRPO step over the loopback providers, registration as
+    conductor@challenger in MLflow, the held-out evaluation, costs, the gate; then `conductor
+    serve` answers with the registered challenger and with the loopback pool. No sentinel occurs
+    in any file of the home (DuckDB, mlflow.db, MLflow artifacts, Prefect results), in the Prefect
+    server's logs (read through its API) and database, or in the server's log."""
+    from flows.nightly import nightly_flow
 
     loop = _loopback()
-    home, prefect_home, work = tmp_path / "home", tmp_path / "prefect", tmp_path / "work"
-    # the temporary Prefect server's default 20 s to start is too short on a loaded machine
-    # (as flows/cli.py sets for `conductor run`)
-    env = _env(home, PREFECT_HOME=str(prefect_home), MLFLOW_TRACKING_URI=f"sqlite:///{home / 'mlflow.db'}",
-               PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS="180")
-    env.pop("PREFECT_API_URL", None)
-    problems = tmp_path / "problems.jsonl"
-    chosen = [p for p in generate_bank(30, seed=3) if p.domain in ("math", "choice")][:3]
-    problems.write_text("".join(p.model_dump_json() + "\n" for p in chosen))
-    pool = _pool(tmp_path, loop.url)
+    home = tmp_path / "home"
+    for name in [k for k in os.environ if k.endswith("_API_KEY")]:
+        monkeypatch.delenv(name)
+    for name, value in SENTINELS.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("CONDUCTOR_HOME", str(home))
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{home / 'mlflow.db'}")
+    # registry/ points mlflow's process-wide URIs at this store: put them back afterwards, so
+    # later tests never see this test's registry
+    import mlflow.tracking._model_registry.utils as registry_uris
+    import mlflow.tracking._tracking_service.utils as tracking_uris
+
+    monkeypatch.setattr(tracking_uris, "_tracking_uri", tracking_uris._tracking_uri)
+    monkeypatch.setattr(registry_uris, "_registry_uri", registry_uris._registry_uri)
     with loop:
-        r = subprocess.run([sys.executable, str(Path(__file__).with_name("drill_secrets_pipeline.py")), str(work),
-                            str(pool), str(problems)], env=env, capture_output=True, timeout=900)
-        output = r.stdout + r.stderr
-        assert r.returncode == 0, output.decode(errors="replace")[-4000:]
-        assert b"DRILL-RESULT" in output
-        _assert_keys_were_sent(loop)  # the evaluation called every provider with its sentinel key
+        pool = _pool(tmp_path, loop.url)
+        night = nightly_flow(steps=1, chunk_steps=1, heldout_problems=2, baselines=["single:w-google"],
+                             training_overrides=TINY, concurrency=2, pool_file=str(pool),
+                             run_key=f"secrets-{uuid.uuid4().hex[:8]}")
+        assert night.challenger_version == "1" and not night.simulated
+        _assert_keys_were_sent(loop)  # training rollouts and the evaluation called every provider with its key
         sent = len(loop.requests)
         log = tmp_path / "serve.log"
-        proc, url = _serve(["--pool", str(pool)], env, log)
+        proc, url = _serve(["--pool", str(pool)], dict(os.environ), log)
         try:
             c = openai.OpenAI(base_url=url + "/v1", api_key=SENTINELS["CONDUCTOR_SERVE_API_KEYS"], max_retries=0,
                               timeout=300)
@@ -192,18 +243,28 @@ def test_sentinel_keys_never_reach_mlflow_prefect_or_the_warehouse_over_train_ev
             assert trained.model_extra["conductor"]["served_by"] == "conductor/1"
             answered = c.chat.completions.create(model="conductor", messages=[{"role": "user", "content": MARKER}])
             assert answered.choices[0].message.content == "Paris"
+            bad = httpx.get(url + "/v1/models", headers={"Authorization": f"Bearer {WRONG_KEY}"})
+            assert bad.status_code == 401
         finally:
             _stop(proc, log)
         assert len(loop.requests) > sent
     with TraceStore(home / "warehouse.duckdb") as store:
         assert ingest_staged(store, home / "staging").traces >= 2
-    files = [p for root in (home, prefect_home, work) for p in root.rglob("*") if p.is_file()]
+        nightly_rows = store.query("SELECT count(*) AS n FROM runs WHERE kind = 'nightly' AND status = 'finished'")
+        assert nightly_rows.to_pylist() == [{"n": 1}]
+    logs, with_records = _prefect_logs({night.flow_run_id})
+    assert with_records == {night.flow_run_id}  # positive control: the nightly's own log records were read
+    files = [p for p in home.rglob("*") if p.is_file()]
     names = {p.name for p in files}
     assert {"mlflow.db", "warehouse.duckdb", "MLmodel", "model.safetensors"} <= names, names
-    assert any("mlartifacts" in p.parts for p in files) and any(p.suffix == ".db" and "prefect" in str(p) for p in files)
-    scanned = {str(p): p.read_bytes() for p in files} | {"pipeline output": output, "server log": log.read_bytes()}
+    assert any("mlartifacts" in p.parts for p in files) and any("results" in p.parts for p in files)
+    scanned = {str(p): p.read_bytes() for p in files} | {
+        "prefect logs (API)": logs.encode(), "prefect database": _prefect_database().read_bytes(),
+        "server log": log.read_bytes()}
     everything = b"".join(scanned.values())
     # positive controls: the scans see what the stores do hold
     assert b"QMARKER-5521" in everything and b"w-openai" in everything and b"challenger" in everything
-    leaks = [(name, secret) for secret in SENTINELS.values() for name, data in scanned.items() if secret.encode() in data]
+    assert night.run_key.encode() in scanned["prefect logs (API)"] or b"conductor-nightly" in scanned["prefect database"]
+    leaks = [(name, secret) for secret in [*SENTINELS.values(), WRONG_KEY] for name, data in scanned.items()
+             if secret.encode() in data]
     assert not leaks, leaks
