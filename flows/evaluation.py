@@ -98,7 +98,8 @@ def evaluation_flow(cfg: EvalConfig, db_path: str | None = None,
     benchmarks = by_benchmark(problems, cfg.benchmarks, cfg.limit_per_benchmark)
     chosen = [p for ps in benchmarks.values() for p in ps]
     # Build every Method first: a bad spec fails before any call is paid for.
-    methods = [method_from_spec(s, pool_file, setting=cfg.setting, execution=settings.execution, problems=chosen,
+    execution = settings.execution.model_copy(update={"questions_in_flight": cfg.questions_in_flight})
+    methods = [method_from_spec(s, pool_file, setting=cfg.setting, execution=execution, problems=chosen,
                                 resolve_model=resolve_model, seed=cfg.seed,
                                 conductor_usd_per_gpu_hour=cfg.conductor_usd_per_gpu_hour,
                                 conductor_prices=cfg.conductor_prices) for s in cfg.methods]

@@ -11,7 +11,7 @@ from conductor.sandbox import Limits, default_workers
 from conductor.verify.choice import verify_choice
 from conductor.verify.code_tests import extract_code, verify_code
 from conductor.verify.freeform import Judge, consult_judge, verify_freeform_rules
-from conductor.verify.math_answers import verify_math
+from conductor.verify.math_answers import verify_math, verify_math_quick
 from conductor.verify.verdict import Verdict
 
 __all__ = ["Judge", "Verdict", "averify", "extract_code", "verify"]
@@ -63,10 +63,17 @@ async def averify(
     code_limits: Limits | None = None,
 ) -> Verdict:
     """Grade from asyncio: code and math run in a thread pool (they block); free-form answers the
-    rules reject go to `judge` when one is given (see `conductor.workers.judge.worker_judge`)."""
+    rules reject go to `judge` when one is given (see `conductor.workers.judge.worker_judge`).
+    What takes microseconds is graded on the loop itself: a choice letter, and a math answer that
+    needs no sympy (`verify_math_quick`); a thread hop costs more than that work, and the grading
+    thread's sympy holds the GIL against the event loop."""
     if (early := _missing(problem, answer_text)) is not None:
         return early
     assert answer_text is not None
+    if problem.domain == "choice":
+        return verify(problem, answer_text)
+    if problem.domain == "math" and (quick := verify_math_quick(problem.answer or "", answer_text)) is not None:
+        return quick
     loop = asyncio.get_running_loop()
     if problem.domain == "freeform":
         rules = await loop.run_in_executor(_pool(), verify_freeform_rules, problem.answer or "", answer_text)
