@@ -44,6 +44,7 @@ from conductor.types import Task  # noqa: E402
 from conductor.workers.registry import BuildContext  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
+IN_FLIGHT = 16  # questions in flight, in the library rows (ExecutionConfig default) and the flow rows alike
 METHODS = ["single:sim-generalist", "reflect:sim-generalist", "budget:sim-small", "moa", "random", "oracle",
            "template:fanout"]
 
@@ -106,6 +107,7 @@ def flow_runs(pool_file: Path, problems_file: Path, tmp: Path) -> dict[str, tupl
         evaluation_flow(warm, db_path=str(tmp / "warm.duckdb"))
         for i, (label, extra) in enumerate(FLOW_VARIANTS.items()):
             cfg = EvalConfig(methods=METHODS, problems_file=problems_file, pool_file=pool_file, concurrency=1,
+                             questions_in_flight=IN_FLIGHT,
                              out_dir=tmp / f"out{i}", provider_limit=1, **extra)
             t0, c0 = time.perf_counter(), time.process_time()
             evaluation_flow(cfg, db_path=str(tmp / f"wh{i}.duckdb"))
