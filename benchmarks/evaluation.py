@@ -117,6 +117,7 @@ def flow_runs(pool_file: Path, problems_file: Path, tmp: Path) -> dict[str, tupl
 
 
 def main(ns: argparse.Namespace) -> str:
+    load_start = os.getloadavg()[0]
     tmp = Path(tempfile.mkdtemp(prefix="bench-eval-"))
     os.environ.setdefault("CONDUCTOR_HOME", str(tmp / "home"))
     os.environ.setdefault("PREFECT_HOME", str(tmp / "prefect"))
@@ -148,15 +149,18 @@ def main(ns: argparse.Namespace) -> str:
     head = ("| method | questions | calls | ideal s | floor s | wall s | wall ÷ ideal | wall ÷ floor | CPU s |"
             " CPU ms / call |\n|---|---|---|---|---|---|---|---|---|---|\n")
     return (
-        f"{len(bank)} simulated problems (math, choice, freeform; SIMULATED pool, fixed {ns.latency_ms:g} ms per call,"
+        f"{len(bank)} simulated problems (math and choice; SIMULATED pool, fixed {ns.latency_ms:g} ms per call,"
         f" 16 questions in flight) on {platform.machine()} {platform.system()}, Python {platform.python_version()},"
-        f" {os.cpu_count()} cores, shared with other jobs (load average at the end:"
-        f" {os.getloadavg()[0]:.1f}). ideal = Σ depth × latency ÷ 16; floor = the same depths as bare asyncio"
-        f" sleeps, 16 at a time, measured in the same run; goal: wall ÷ ideal ≤ 1.10. Each method is run once"
-        f" untimed first (the simulator checks its wrong answers with sympy once per problem). The flow row runs"
-        f" the methods one after another (one task per method, 1 provider slot) through Prefect, DuckDB, the costs"
-        f" table, the plots and the MLflow run (server and MLflow store warmed first); the rows below it"
-        f" change one thing each.\n\n{head}"
+        f" {os.cpu_count()} cores, shared with other jobs (1-minute load average {load_start:.1f} at the start,"
+        f" {os.getloadavg()[0]:.1f} at the end). ideal = Σ depth × latency ÷ 16; floor = the same depths as bare"
+        f" asyncio sleeps, 16 at a time, measured in the same run; goal: wall ÷ ideal ≤ 1.10. CPU s: this"
+        f" process's CPU time over the run (every thread: grading, trace writes; the Prefect server is another"
+        f" process), so the ratio can be judged on a loaded machine: CPU that the loop cannot overlap with the"
+        f" calls' waits adds to the wall. Each method is run once untimed first (the simulator checks its wrong"
+        f" answers with sympy once per problem). The flow rows run the methods one after another (one task per"
+        f" method, 16 questions in flight, 1 provider slot) through Prefect, DuckDB, the costs table, the plots and"
+        f" the MLflow run (server and MLflow store warmed first); the rows below the first change one thing each."
+        f"\n\n{head}"
         + "\n".join(rows) + "\n" + flow_row + "\n"
     )
 
