@@ -71,8 +71,9 @@ async def solve_many(
     seed: int = 0,
 ) -> list[Trace]:
     """Solve many tasks concurrently (at most `config.questions_in_flight` at once, counting a
-    question's calls, not its grading; each worker's own limit still applies). Traces come back in the order of `tasks`, one per task:
-    a failure is recorded on its question and never ends the run."""
+    question's calls, not its grading; each worker's own limit still applies). Traces come back
+    in the order of `tasks`, one per task: a failure is recorded on its question and never ends
+    the run."""
     config = config or ExecutionConfig()
     gate = asyncio.Semaphore(config.questions_in_flight)
 
