@@ -97,8 +97,11 @@ def evaluation_flow(cfg: EvalConfig, db_path: str | None = None,
     benchmarks = by_benchmark(problems, cfg.benchmarks, cfg.limit_per_benchmark)
     chosen = [p for ps in benchmarks.values() for p in ps]
     # Build every Method first: a bad spec fails before any call is paid for.
+    # `cfg.questions_in_flight` for every method but a `conductor:` one, which keeps the profile's:
+    # a local Conductor writes one workflow at a time, and its planner timeout counts the wait.
     execution = settings.execution.model_copy(update={"questions_in_flight": cfg.questions_in_flight})
-    methods = [method_from_spec(s, pool_file, setting=cfg.setting, execution=execution, problems=chosen,
+    methods = [method_from_spec(s, pool_file, setting=cfg.setting, problems=chosen,
+                                execution=settings.execution if s.strip().startswith("conductor:") else execution,
                                 resolve_model=resolve_model, seed=cfg.seed,
                                 conductor_usd_per_gpu_hour=cfg.conductor_usd_per_gpu_hour,
                                 conductor_prices=cfg.conductor_prices) for s in cfg.methods]

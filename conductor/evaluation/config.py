@@ -31,7 +31,9 @@ class EvalConfig(BaseModel):
                              " event loop; the default runs 8 methods side by side).")
     questions_in_flight: int = Field(default=64, ge=1, description="Questions each method x repeat task solves at"
                                      " once (each worker's own `concurrency:` in the pool file still bounds its"
-                                     " calls; the router's training uses the same).")
+                                     " calls; the router's training uses the same). A conductor: method keeps"
+                                     " the profile's execution.questions_in_flight: a local Conductor writes one"
+                                     " workflow at a time and its planner timeout counts the wait.")
     out_dir: Path | None = Field(default=None, description="Where the table and plots go (default:"
                                  " $CONDUCTOR_HOME/evaluations/<id>).")
     # Optional additions (flows/nightly.py calls evaluation_flow with the fields above).
