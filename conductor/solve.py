@@ -70,19 +70,29 @@ async def solve_many(
     on_done: Callable[[Trace], None] | None = None,
     seed: int = 0,
 ) -> list[Trace]:
-    """Solve many tasks concurrently (at most `config.questions_in_flight` at once; each
-    worker's own limit still applies). Traces come back in the order of `tasks`, one per task:
-    a failure is recorded on its question and never ends the run."""
+    """Solve many tasks concurrently (at most `config.questions_in_flight` at once, counting a
+    question's calls, not its grading; each worker's own limit still applies). Traces come back
+    in the order of `tasks`, one per task: a failure is recorded on its question and never ends
+    the run."""
     config = config or ExecutionConfig()
     gate = asyncio.Semaphore(config.questions_in_flight)
 
     async def one(i: int, task: Task) -> Trace:
+        # The slot covers the question's calls only: its grading (math-verify, a code run in the
+        # sandbox) happens after the next question has started, not on the question's clock.
         async with gate:
             try:
-                trace = await solve(task, pool, planner, config=config, verifier=verifier, run_id=run_id,
-                                    rng=random.Random(seed * 1_000_003 + i))
+                trace = await plan_and_run(task, pool, planner, config=config, run_id=run_id,
+                                           rng=random.Random(seed * 1_000_003 + i))
             except Exception as exc:  # noqa: BLE001 - see failed_trace
                 trace = failed_trace(task, pool, run_id, exc)
+                if on_done is not None:
+                    on_done(trace)
+                return trace
+        try:
+            trace = await score(trace, task, verifier)
+        except Exception as exc:  # noqa: BLE001 - see failed_trace
+            trace = failed_trace(task, pool, run_id, exc)
         if on_done is not None:
             on_done(trace)
         return trace

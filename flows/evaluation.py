@@ -31,10 +31,9 @@ from conductor.workers.pool import read_pool_file
 from flows.curation import curation_flow
 from conductor.evaluation.report import artifact_markdown, costs_markdown, write_plots, write_table
 from tasks.evaluation import (
-    ensure_provider_limits, evaluation_figures, fill_costs, log_evaluation, provider_limit_name, record_runs,
-    solve_benchmark,
+    ensure_provider_limits, finish_evaluation, log_evaluation, provider_limit_name, record_runs, solve_benchmark,
+    start_evaluation,
 )
-from tasks.records import abandon_dead_runs, record_problems, record_run
 from warehouse.records import Run
 
 IN_PROCESS_PROVIDERS = frozenset({"simulated", "local"})  # no remote rate limit to share
@@ -98,19 +97,20 @@ def evaluation_flow(cfg: EvalConfig, db_path: str | None = None,
     benchmarks = by_benchmark(problems, cfg.benchmarks, cfg.limit_per_benchmark)
     chosen = [p for ps in benchmarks.values() for p in ps]
     # Build every Method first: a bad spec fails before any call is paid for.
-    methods = [method_from_spec(s, pool_file, setting=cfg.setting, execution=settings.execution, problems=chosen,
+    # `cfg.questions_in_flight` for every method but a `conductor:` one, which keeps the profile's:
+    # a local Conductor writes one workflow at a time, and its planner timeout counts the wait.
+    execution = settings.execution.model_copy(update={"questions_in_flight": cfg.questions_in_flight})
+    methods = [method_from_spec(s, pool_file, setting=cfg.setting, problems=chosen,
+                                execution=settings.execution if s.strip().startswith("conductor:") else execution,
                                 resolve_model=resolve_model, seed=cfg.seed,
                                 conductor_usd_per_gpu_hour=cfg.conductor_usd_per_gpu_hour,
                                 conductor_prices=cfg.conductor_prices) for s in cfg.methods]
     evaluation_id = new_id()
     out_dir = cfg.out_dir or home / "evaluations" / evaluation_id
-    abandon_dead_runs(db_path)
-    record_problems(chosen, db_path)
     base = dict(started_at=datetime.now(UTC), host=socket.gethostname(), pid=os.getpid())
     simulated = any(m.simulated for m in methods)
     parent = Run(run_id=evaluation_id, kind="evaluation", method=", ".join(cfg.methods), simulated=simulated,
                  params=cfg.model_dump(mode="json") | {"benchmarks": sorted(benchmarks)}, **base)
-    record_run(parent, db_path)
     logger = get_run_logger()
     # Per-provider global concurrency limits, shared by every flow on this Prefect server: for the
     # providers behind a remote API (their rate limits are shared by every flow). In-process
@@ -143,7 +143,9 @@ def evaluation_flow(cfg: EvalConfig, db_path: str | None = None,
                               "prices_checked": pool_price_dates(read_pool_file(m.pool_file))}, **base)
             runs.append(run)
             plans.append((method, m, r, run))
-    record_runs(runs, db_path)
+    # Dead runs abandoned, the problems and every run row (parent first) in one task and one
+    # DuckDB open, before the first call is paid for.
+    start_evaluation(chosen, [parent, *runs], db_path)
     futures = []
     with _task_runner(cfg) as runner:
         for method, m, r, run in plans:
@@ -156,12 +158,12 @@ def evaluation_flow(cfg: EvalConfig, db_path: str | None = None,
                     else [])))
         failed = [f for f in futures if f.wait() is None and f.state.is_failed()]
     status = "failed" if failed else "finished"
-    record_runs([run.model_copy(update={"status": status, "finished_at": datetime.now(UTC)}) for run in [*runs, parent]],
-                db_path)
+    ended = [run.model_copy(update={"status": status, "finished_at": datetime.now(UTC)}) for run in [*runs, parent]]
     if failed:
+        record_runs(ended, db_path)
         raise RuntimeError(f"{len(failed)} of {len(futures)} benchmark x method tasks failed; see the Prefect logs")
-    fill_costs(evaluation_id, db_path)
-    figures = evaluation_figures(evaluation_id, db_path)
+    # The runs' end, the costs table and the figures: one task, one DuckDB open.
+    figures = finish_evaluation(evaluation_id, ended, db_path)
     table = write_table(figures, out_dir, simulated=simulated, baseline=methods[0].name)
     plots = write_plots(figures, out_dir, simulated=simulated)
     costs = costs_markdown(figures["by_benchmark"], figures["by_worker"], simulated=simulated)

@@ -30,7 +30,9 @@ def eval_(
     limit: int = typer.Option(0, help=_help("limit_per_benchmark")),
     profile: str = typer.Option("local", help=_help("profile")),
     seed: int = typer.Option(0, help=_help("seed")),
-    concurrency: int = typer.Option(4, help=_help("concurrency")),
+    concurrency: int = typer.Option(EvalConfig.model_fields["concurrency"].default, help=_help("concurrency")),
+    questions_in_flight: int = typer.Option(EvalConfig.model_fields["questions_in_flight"].default,
+                                            help=_help("questions_in_flight")),
     out: Path = typer.Option(None, "--out", help=_help("out_dir")),
     db: Path = typer.Option(None, help="Warehouse file (default: $CONDUCTOR_HOME/warehouse.duckdb)."),
     provider_limit: int = typer.Option(4, help=_help("provider_limit")),
@@ -73,7 +75,7 @@ def eval_(
             prices = {"input": float(inp), "output": float(outp)}
         cfg = EvalConfig(methods=method, benchmarks=benchmark, repeats=repeats, problems_file=problems,
                          pool_file=pool_file, setting=setting, limit_per_benchmark=limit, profile=profile, seed=seed,
-                         concurrency=concurrency, out_dir=out, provider_limit=provider_limit,
+                         concurrency=concurrency, questions_in_flight=questions_in_flight, out_dir=out, provider_limit=provider_limit,
                          provider_limits=limits, task_runner=task_runner, dask_address=dask_address,
                          max_price_age_days=max_price_age_days, conductor_usd_per_gpu_hour=conductor_usd_per_gpu_hour,
                          conductor_prices=prices, log_to_mlflow=mlflow)  # type: ignore[arg-type]

@@ -89,6 +89,33 @@ async def test_a_crashing_verifier_is_that_question_s_wrong_verdict():
     assert trace.reward == 0.5
 
 
+async def test_a_question_s_grading_does_not_hold_its_in_flight_slot():
+    """With one question in flight, the first question's grading waits until the second
+    question's worker has been called: it finishes only if grading runs outside the slot (a
+    verifier inside the slot would wait forever, and the test times out)."""
+    called: list[str] = []
+    second_called = asyncio.Event()
+
+    def reply(messages):
+        called.append(messages[-1].content)
+        if len(called) == 2:
+            second_called.set()
+        return "42"
+
+    async def verifier(problem, answer):
+        await second_called.wait()
+        return Verdict(correct=True, reason="ok", method="test")
+
+    tasks = [Task.of(Problem(id=f"p{i}", source="test", domain="freeform", question=f"Q{i}?", answer="42"))
+             for i in range(2)]
+    pool = pool_of(ScriptedWorker(spec("a"), reply=reply))
+    async with asyncio.timeout(10):
+        traces = await solve_many(tasks, pool, ScriptedPlanner([ONE_STEP]), verifier=verifier,
+                                  config=ExecutionConfig(questions_in_flight=1))
+    assert [t.verdict.correct for t in traces] == [True, True] and [t.reward for t in traces] == [1.0, 1.0]
+    assert [t.problem_id for t in traces] == ["p0", "p1"] and len(called) == 2
+
+
 async def test_a_worker_without_a_price_is_refused_under_a_dollar_budget():
     w = ScriptedWorker(spec("a", prices=None), cost=None)
     cfg = ExecutionConfig(max_usd_per_question=1.0)

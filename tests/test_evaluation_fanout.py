@@ -63,20 +63,22 @@ def _read_limit(name: str) -> int:
         return client.read_global_concurrency_limit_by_name(name).limit
 
 
-def test_provider_limits_are_created_and_bound_the_tasks_using_a_provider(setup: dict,
-                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_provider_limits_are_created_and_bound_the_tasks_using_a_provider(setup: dict) -> None:
     # one question at a time inside a task, so each task's window is long and tasks would overlap
-    monkeypatch.setenv("CONDUCTOR_EXECUTION__QUESTIONS_IN_FLIGHT", "1")
-    one = evaluation_flow(_cfg(setup, "one", repeats=2, provider_limits={"simulated": 1}),
+    one = evaluation_flow(_cfg(setup, "one", repeats=2, provider_limits={"simulated": 1}, questions_in_flight=1),
                           db_path=str(setup["dir"] / "a.duckdb"))
     assert one.provider_limits == {"conductor-provider-simulated": 1}
     assert _read_limit("conductor-provider-simulated") == 1  # on the server
+    with TraceStore(setup["dir"] / "a.duckdb") as store:  # the config's questions in flight reached every run
+        in_flight = store.query("SELECT DISTINCT params->'execution'->>'questions_in_flight' AS n FROM runs"
+                                " WHERE params->>'evaluation_id' = ?", [one.evaluation_id]).column(0).to_pylist()
+    assert in_flight == ["1"]
     windows = _windows(setup["dir"] / "a.duckdb", one.evaluation_id)
     assert len(windows) == 4  # 2 methods x 2 repeats
     assert _max_overlap(windows) == 1
 
     # the same flow again: idempotent; the explicit value is set on the existing limit
-    two = evaluation_flow(_cfg(setup, "two", repeats=2, provider_limits={"simulated": 2}),
+    two = evaluation_flow(_cfg(setup, "two", repeats=2, provider_limits={"simulated": 2}, questions_in_flight=1),
                           db_path=str(setup["dir"] / "b.duckdb"))
     assert _read_limit("conductor-provider-simulated") == 2
     assert _max_overlap(_windows(setup["dir"] / "b.duckdb", two.evaluation_id)) == 2  # 4 threads, 2 slots

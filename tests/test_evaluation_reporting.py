@@ -73,6 +73,20 @@ def test_old_prices_warn_once_per_evaluation(reported: dict) -> None:
     assert re.search(r"warning: prices of [\w, -]*sim-small[\w, -]* were checked on 2020-01-01", reported["output"])
 
 
+def test_baselines_get_the_evaluations_questions_in_flight_and_a_conductor_the_profiles(reported: dict) -> None:
+    """--questions-in-flight (default 64) reaches every baseline's run; a conductor: method keeps
+    the profile's execution.questions_in_flight (a local Conductor writes one workflow at a time)."""
+    from conductor.config import load_settings
+
+    profile = load_settings(profile="local").execution.questions_in_flight
+    with TraceStore(reported["dir"] / "wh.duckdb") as store:
+        rows = store.query("SELECT params->>'spec' AS spec, params->'execution'->>'questions_in_flight' AS n FROM runs"
+                           " WHERE params->>'evaluation_id' = ? ORDER BY spec", [reported["id"]]).to_pylist()
+    by_spec = {r["spec"].split(":")[0]: int(r["n"]) for r in rows}
+    default = EvalConfig.model_fields["questions_in_flight"].default
+    assert by_spec == {"conductor": profile, "moa": default, "single": default} and default != profile
+
+
 def test_fresh_and_undated_prices_do_not_warn() -> None:
     from conductor.evaluation.prices import pool_price_dates, stale_prices
     from conductor.workers.pool import read_pool_file

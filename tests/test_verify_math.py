@@ -65,3 +65,40 @@ def test_explosive_expressions_refused_fast_off_the_main_thread(text: str) -> No
     assert not worker.is_alive() and time.monotonic() - start < 10
     assert not out[0].correct and out[0].reason == "expression too large to compare"
     assert verify(_p("1024"), "\\boxed{2^{10}}").correct  # ordinary powers still compare
+
+
+def test_quick_compare_agrees_with_math_verify_on_the_synthetic_bank() -> None:
+    """The sympy-free comparison of plain rationals (verify_math's fast path) gives math-verify's
+    own verdict on every gold x gold and gold x distractor of the synthetic bank, and on the edge
+    cases where math-verify's tolerance or parsing decides; where it cannot tell it says None."""
+    from conductor.data.synthetic import generate_bank
+    from conductor.verify.math_answers import equivalent, parse_gold, quick_compare
+    from conductor.workers.simulated.answers import wrong_answers
+
+    pairs = [("1/2", "\\frac{1}{2}"), ("\\frac{1}{3}", "0.333333"), ("-0", "0"), ("7", "007"), ("2", "2.0"),
+             ("\\frac{2}{4}", "\\dfrac{1}{2}"), ("1000000", "1000001"), ("10000000000000001", "10000000000000000"),
+             ("\\frac{333333}{1000000}", "\\frac{1}{3}"), ("-\\frac{3}{4}", "\\frac{3}{4}"), ("5", "\\frac{10}{0}")]
+    for p in generate_bank(300, seed=3):
+        if p.domain == "math" and p.answer:
+            pairs += [(p.answer, p.answer)] + [(p.answer, w) for w in wrong_answers(p)]
+    decided = 0
+    for gold, value in pairs:
+        quick = quick_compare(gold, value)
+        if quick is None:
+            continue
+        decided += 1
+        assert quick == equivalent(parse_gold(gold), parse_gold(value)), (gold, value, quick)
+    assert decided > len(pairs) // 2  # the fast path covers most of the bank, not a corner of it
+    assert quick_compare("\\frac{1}{3}", "0.333333") is None  # a decimal: math-verify's tolerance decides
+    assert quick_compare("\\frac{333333}{1000000}", "\\frac{1}{3}") is None  # too close to call without it
+    assert quick_compare("x + 1", "1 + x") is None
+
+
+def test_verify_math_fast_path_gives_the_same_verdicts() -> None:
+    from conductor.verify.math_answers import verify_math
+
+    assert verify_math("-\\frac{11}{21}", "So $\\boxed{-\\dfrac{11}{21}}$.").correct
+    wrong = verify_math("-\\frac{11}{21}", "So $\\boxed{-\\frac{5}{4}}$.")
+    assert not wrong.correct and wrong.extracted == "-\\frac{5}{4}" and "differs from" in wrong.reason
+    assert verify_math("185", "The final answer is $\\boxed{185}$.").correct
+    assert not verify_math("185", "The final answer is $\\boxed{186}$.").correct

@@ -27,7 +27,13 @@ class EvalConfig(BaseModel):
     limit_per_benchmark: int = Field(default=0, ge=0, description="At most N problems per benchmark (0: all).")
     profile: str = Field(default="local", description="Settings profile (local or production).")
     seed: int = Field(default=0, description="Seed of the random baseline and of every run's draws.")
-    concurrency: int = Field(default=4, ge=1, description="Benchmark x method tasks solved at once.")
+    concurrency: int = Field(default=8, ge=1, description="Method x repeat tasks solved at once (each in its own"
+                             " event loop; the default runs 8 methods side by side).")
+    questions_in_flight: int = Field(default=64, ge=1, description="Questions each method x repeat task solves at"
+                                     " once (each worker's own `concurrency:` in the pool file still bounds its"
+                                     " calls; the router's training uses the same). A conductor: method keeps"
+                                     " the profile's execution.questions_in_flight: a local Conductor writes one"
+                                     " workflow at a time and its planner timeout counts the wait.")
     out_dir: Path | None = Field(default=None, description="Where the table and plots go (default:"
                                  " $CONDUCTOR_HOME/evaluations/<id>).")
     # Optional additions (flows/nightly.py calls evaluation_flow with the fields above).

@@ -103,7 +103,7 @@ def method_from_spec(
         from conductor.evaluation.router import train_router
 
         planner = train_router(train_problems or default_router_train(), pool_file, ids, seed=seed,
-                               lookup=_lookup(problems))
+                               lookup=_lookup(problems), questions_in_flight=config.questions_in_flight)
     elif kind == "conductor":
         if conductor_usd_per_gpu_hour is not None and conductor_prices is not None:
             raise MethodSpecError("price the Conductor by $/GPU-hour or by token prices, not both")

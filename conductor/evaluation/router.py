@@ -61,7 +61,9 @@ class RouterPlanner:
         return _free(single_workflow(index_of(offered, best), prompt_for(_domain(self.lookup, messages))), self.name)
 
 
-async def _outcomes(train: Sequence[Problem], pool_file: Path, workers: Sequence[str]) -> dict[str, list[bool]]:
+async def _outcomes(train: Sequence[Problem], pool_file: Path, workers: Sequence[str],
+                    questions_in_flight: int | None = None) -> dict[str, list[bool]]:
+    from conductor.config import ExecutionConfig
     from conductor.evaluation.baselines import WorkerPlanner
     from conductor.methods import Method
     from conductor.solve import solve_many
@@ -70,7 +72,9 @@ async def _outcomes(train: Sequence[Problem], pool_file: Path, workers: Sequence
     lookup = {p.task_text.strip(): (p.domain, p.source) for p in train}.get
 
     async def one(worker: str) -> list[bool]:
-        method = Method(WorkerPlanner("single", worker, lookup), pool_file)
+        execution = ExecutionConfig() if questions_in_flight is None else ExecutionConfig(
+            questions_in_flight=questions_in_flight)
+        method = Method(WorkerPlanner("single", worker, lookup), pool_file, execution)
         async with method.open_pool(BuildContext(problems=list(train))) as pool:
             traces = await solve_many([Task.of(p) for p in train], pool, method.planner, config=method.execution)
         return [bool(t.verdict and t.verdict.correct) for t in traces]
@@ -82,7 +86,9 @@ async def _outcomes(train: Sequence[Problem], pool_file: Path, workers: Sequence
 
 
 def train_router(train: Sequence[Problem], pool_file: str | Path, workers: Sequence[str], *, seed: int = 0,
-                 lookup: Lookup | None = None) -> RouterPlanner:
-    """Run every worker alone on the train problems and fit the router on the outcomes."""
-    outcomes = asyncio.run(_outcomes(train, Path(pool_file), workers))
+                 lookup: Lookup | None = None, questions_in_flight: int | None = None) -> RouterPlanner:
+    """Run every worker alone on the train problems and fit the router on the outcomes.
+    `questions_in_flight`: training questions each worker is asked at once (each worker's own
+    `concurrency:` still bounds its calls; None: the ExecutionConfig default)."""
+    outcomes = asyncio.run(_outcomes(train, Path(pool_file), workers, questions_in_flight))
     return RouterPlanner.fit([p.task_text for p in train], outcomes, seed=seed, lookup=lookup)

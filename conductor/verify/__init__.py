@@ -21,7 +21,7 @@ from conductor.verify import code_tests
 from conductor.verify.choice import verify_choice
 from conductor.verify.code_tests import extract_code, verify_code
 from conductor.verify.freeform import Judge, consult_judge, verify_freeform_rules
-from conductor.verify.math_answers import _TIMEOUT_S, verify_math
+from conductor.verify.math_answers import _TIMEOUT_S, verify_math, verify_math_quick
 from conductor.verify.memo import VERDICTS, answer_key, memoizable
 from conductor.verify.verdict import Verdict
 
@@ -96,10 +96,17 @@ async def averify(
     """Grade from asyncio: code and math run in a thread pool (they block); free-form answers the
     rules reject go to `judge` when one is given (see `conductor.workers.judge.worker_judge`; the
     judge is asked every time, only the rules' verdict is remembered). Identical answers graded at
-    the same time (a GRPO group) share one grading; an error reaches each of them."""
+    the same time (a GRPO group) share one grading; an error reaches each of them.
+    What takes microseconds is graded on the loop itself: a choice letter, and a math answer that
+    needs no sympy (`verify_math_quick`); a thread hop costs more than that work, and the grading
+    thread's sympy holds the GIL against the event loop."""
     if (early := _missing(problem, answer_text)) is not None:
         return early
     assert answer_text is not None
+    if problem.domain == "choice":
+        return verify(problem, answer_text)
+    if problem.domain == "math" and (quick := verify_math_quick(problem.answer or "", answer_text)) is not None:
+        return quick
     key = _key(problem, answer_text, code_limits)
     verdict = VERDICTS.get(key)
     if verdict is None:

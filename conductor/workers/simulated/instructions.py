@@ -82,8 +82,13 @@ def subject_of(problem: Problem) -> str:
     for key in ("subject", "domain"):
         value = problem.meta.get(key)
         if isinstance(value, str) and value.strip():
-            return " ".join(words(value.replace("_", " ")))
+            return _subject_words(value)
     return ""
+
+
+@lru_cache(maxsize=65536)
+def _subject_words(value: str) -> str:
+    return " ".join(words(value.replace("_", " ")))
 
 
 @lru_cache(maxsize=65536)
@@ -123,6 +128,7 @@ def instruction_quality(problem: Problem, instruction: str) -> float:
     return _quality(problem.domain, subject_of(problem), instruction)
 
 
+@lru_cache(maxsize=65536)
 def asks_for_review(instruction: str) -> bool:
     """Does the instruction ask to check, fix, compare or combine earlier work? ("final", "correct",
     "choose" and "select" do not: a plain solve instruction uses them too.)"""

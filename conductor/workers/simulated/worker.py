@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from conductor.data.schema import Problem
-from conductor.prompts import split_step_message
+from conductor.prompts import StepMessageParts, split_step_message
 from conductor.types import Message, Usage, WorkerSpec
 from conductor.workers.base import Completion, WorkerError
 from conductor.workers.pricing import cost_of
@@ -178,10 +178,13 @@ class SimulatedWorker:
         top = max(votes.values())
         return rng.choice(sorted(v for v, n in votes.items() if n == top))
 
-    def decide(self, content: str, max_tokens: int | None = None) -> tuple[Problem | None, Decision, random.Random]:
+    def decide(self, content: str, max_tokens: int | None = None, *,
+               parts: StepMessageParts | None | Literal[False] = False) -> tuple[Problem | None, Decision, random.Random]:
         """Read a step message and decide the answer (no latency, no tokens): the core of `complete`.
-        `max_tokens` is the call's budget (None: the constrained one)."""
-        parts = split_step_message(content)
+        `max_tokens` is the call's budget (None: the constrained one); `parts`: the message already
+        split (`split_step_message(content)`), when the caller has it."""
+        if parts is False:
+            parts = split_step_message(content)
         task = parts.task if parts else content
         instruction = parts.instruction if parts else ""
         problem = self.bank.find(task)
@@ -225,9 +228,9 @@ class SimulatedWorker:
         if found is not None and found.domain == "code":
             # code answers may need the sandbox (to judge a program, or to find a wrong one that really
             # fails): off the event loop
-            problem, decision, rng = await asyncio.to_thread(self.decide, content, max_tokens)
+            problem, decision, rng = await asyncio.to_thread(self.decide, content, max_tokens, parts=parts)
         else:
-            problem, decision, rng = self.decide(content, max_tokens)
+            problem, decision, rng = self.decide(content, max_tokens, parts=parts)
         if problem is None or decision.value is None:
             text = "I could not find a reliable answer to this question."
         else:
