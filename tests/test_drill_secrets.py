@@ -104,23 +104,11 @@ def _env(home: Path, **more: str) -> dict[str, str]:
 
 def test_sentinel_keys_never_reach_the_warehouse_or_the_server_log(tmp_path):
     loop = _loopback()
-    home, port, log = tmp_path / "home", free_port(), tmp_path / "serve.log"
+    home, log = tmp_path / "home", tmp_path / "serve.log"
     env = _env(home)
-    with loop, open(log, "wb") as out:
-        proc = subprocess.Popen([str(CONDUCTOR), "serve", "--pool", str(_pool(tmp_path, loop.url)),
-                                 "--port", str(port)], env=env, stdout=out, stderr=subprocess.STDOUT)
+    with loop:
+        proc, url = _serve(["--pool", str(_pool(tmp_path, loop.url))], env, log)
         try:
-            url = f"http://127.0.0.1:{port}"
-            deadline = time.monotonic() + 120
-            while True:
-                assert proc.poll() is None, log.read_text()[-3000:]
-                try:
-                    if httpx.get(url + "/health").status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                assert time.monotonic() < deadline, "server did not start"
-                time.sleep(0.2)
             c = openai.OpenAI(base_url=url + "/v1", api_key=SENTINELS["CONDUCTOR_SERVE_API_KEYS"], max_retries=0)
             r = c.chat.completions.create(model="conductor", messages=[{"role": "user", "content": MARKER}])
             assert r.model_extra["conductor"]["status"] == "answered" and r.choices[0].message.content == "Paris"
@@ -128,8 +116,7 @@ def test_sentinel_keys_never_reach_the_warehouse_or_the_server_log(tmp_path):
                              headers={"Authorization": f"Bearer {WRONG_KEY}"})
             assert bad.status_code == 401
         finally:
-            proc.send_signal(signal.SIGINT)
-            assert proc.wait(timeout=60) == 0, log.read_text()[-3000:]
+            _stop(proc, log)
     _assert_keys_were_sent(loop)  # the keys were really used: each provider received its own
     db = home / "warehouse.duckdb"
     with TraceStore(db) as store:
