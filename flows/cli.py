@@ -17,6 +17,7 @@ import typer
 from conductor.cli.common import console
 from conductor.config import Settings
 from conductor.planners import DEFAULT_SHAPE, SHAPES
+from flows.model_cli import gate_option
 from warehouse.output import print_table
 
 
@@ -124,10 +125,10 @@ def nightly(
     baseline: list[str] = typer.Option(None, "--baseline", "-b", help="Baseline method specs evaluated beside them"
                                        " (default: random)."),
     pool_file: Path = typer.Option(None, "--pool", help="Pool YAML file (default: the profile's pool)."),
-    margin: float = typer.Option(0.0, help="Accuracy the challenger must win by (0.02 = 2 points)."),
-    confidence: float = typer.Option(0.95, help="Confidence of the paired comparison."),
-    cost_bound: float = typer.Option(0.10, help="x: challenger $/question <= champion's x (1 + x)."),
-    gate_method: str = typer.Option("bootstrap", help="bootstrap or mcnemar."),
+    margin: float = gate_option("margin"),
+    confidence: float = gate_option("confidence"),
+    cost_bound: float = gate_option("cost_bound"),
+    gate_method: str = gate_option("method", "--gate-method"),
     seed: int = typer.Option(None, help="Seed (default: the profile's)."),
     run_key: str = typer.Option(None, help="Names the night (default: today's UTC date); a rerun with the same"
                                 " key reuses the stages that completed, a new key starts a new night."),

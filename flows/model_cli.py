@@ -10,6 +10,7 @@ import typer
 
 from conductor.cli.common import console
 from registry.cli import model_group
+from registry.promotion import GateConfig
 
 
 def _record(decision, warehouse_path: Path | None) -> None:  # noqa: ANN001
@@ -23,20 +24,26 @@ def _record(decision, warehouse_path: Path | None) -> None:  # noqa: ANN001
     console.print(f"recorded: promotions.{decision.promotion_id}")
 
 
+def gate_option(field: str, *names: str):  # noqa: ANN201 - typer's OptionInfo
+    """A promotion-gate option whose default and help are GateConfig's own (one statement of them)."""
+    spec = GateConfig.model_fields[field]
+    return typer.Option(spec.default, *names, help=spec.description)
+
+
 def model_promote(
     version: str = typer.Argument(..., help="The version to promote."),
     outcomes: Path = typer.Option(None, "--outcomes", help='JSON: {"challenger": {correct, cost_usd}, '
                                   '"champion": {...}, "champion_version"?, "baseline"?} (the champion or baseline '
                                   "outcomes on the same held-out questions)."),
     force_: bool = typer.Option(False, "--force", help="Move the champion alias without the gate (recorded as forced)."),
-    margin: float = typer.Option(0.0, help="Accuracy the challenger must win by (0.02 = 2 points)."),
-    confidence: float = typer.Option(0.95, help="Confidence of the comparison."),
-    cost_bound: float = typer.Option(0.10, help="x: challenger $/question <= champion's x (1 + x)."),
-    method: str = typer.Option("bootstrap", help="bootstrap (paired, lower bound > margin) or mcnemar."),
+    margin: float = gate_option("margin"),
+    confidence: float = gate_option("confidence"),
+    cost_bound: float = gate_option("cost_bound"),
+    method: str = gate_option("method"),
     warehouse_path: Path = typer.Option(None, "--warehouse", help="Warehouse file (default: the profile's)."),
 ) -> None:
     """Promote VERSION to `champion` through the gate (or with --force); the decision is recorded."""
-    from registry.promotion import GateConfig, Outcomes, force, gate
+    from registry.promotion import Outcomes, force, gate
 
     if force_:
         decision = force(version)

@@ -47,10 +47,11 @@ class Outcomes(BaseModel):
 
 
 class GateConfig(BaseModel):
-    margin: float = 0.0  # accuracy points (0.02 = 2 points) the challenger must win by
-    confidence: float = 0.95
-    cost_bound: float = 0.10  # x: challenger $/question <= champion's * (1 + x)
-    method: Literal["bootstrap", "mcnemar"] = "bootstrap"
+    margin: float = Field(0.0, description="Accuracy the challenger must win by (0.02 = 2 points).")
+    confidence: float = Field(0.95, description="Confidence of the paired comparison.")
+    cost_bound: float = Field(0.10, description="x: challenger $/question <= champion's x (1 + x).")
+    method: Literal["bootstrap", "mcnemar"] = Field(
+        "bootstrap", description="bootstrap (paired, lower bound > margin) or mcnemar.")
     resamples: int = 10_000
     seed: int = 0
 
