@@ -102,3 +102,25 @@ def test_verify_math_fast_path_gives_the_same_verdicts() -> None:
     assert not wrong.correct and wrong.extracted == "-\\frac{5}{4}" and "differs from" in wrong.reason
     assert verify_math("185", "The final answer is $\\boxed{185}$.").correct
     assert not verify_math("185", "The final answer is $\\boxed{186}$.").correct
+
+
+def test_a_gold_parse_that_failed_once_is_not_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reference answer whose parse raised (or timed out) under load is parsed again next time:
+    keeping the empty result would make the gold unparseable, and every answer wrong, for the
+    process's life."""
+    import conductor.verify.math_answers as ma
+
+    ma.clear_parses()
+    real = ma.parse
+    calls = {"n": 0}
+
+    def flaky(text, **kw):  # noqa: ANN001, ANN003
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise TimeoutError("parse timed out")
+        return real(text, **kw)
+
+    monkeypatch.setattr(ma, "parse", flaky)
+    gold = "\\frac{7}{13} + x"
+    assert ma.parse_gold(gold) == []
+    assert ma.parse_gold(gold) != []
