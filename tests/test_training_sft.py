@@ -55,3 +55,29 @@ def test_sft_completions_state_the_task_type_and_pick_workers_uniformly() -> Non
         n = sum(counts.values())
         assert len(counts) == 4 and all(abs(c / n - 0.25) < 0.08 for c in counts.values()), counts
         assert -sum(c / n * math.log2(c / n) for c in counts.values()) > 1.95
+
+
+def test_tiny_tokenizer_gives_the_first_worker_a_token_per_kind_of_task(tmp_path) -> None:
+    """The Conductor's first decision is two tokens: the words that say the kind of task (one
+    token per kind, whatever the worker) and a token for (kind, first worker) that belongs to that
+    kind only. With the worker a digit shared by every kind, GRPO learnt one worker for all kinds
+    (docs/training.md, "Third round")."""
+    from conductor.models.tiny import load_tokenizer
+    from conductor.training.base_model import init_tiny_conductor
+
+    train = take_per_domain(bank_splits().train, 200)
+    pool = training_pool(local_profile(tmp_path).pool_file, train)
+    tokenizer = load_tokenizer(init_tiny_conductor(tmp_path / "base", train, pool, seed=0))
+    kinds, decisions = {}, {}
+    for domain, line in TASK_LINES.items():
+        for worker in range(len(pool.specs)):
+            for more in ("", ", 0"):
+                text = f"{line}\nmodel_id = [{worker}{more}]\n"
+                ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+                assert tokenizer.decode(ids) == text
+                kinds.setdefault(domain, set()).add(ids[0])
+                decisions[(domain, worker, more)] = ids[1]
+    # One token per kind of task, the same for every first worker, different across kinds.
+    assert all(len(k) == 1 for k in kinds.values()) and len({min(k) for k in kinds.values()}) == 4
+    # A token per (kind, first worker, one step or more): none shared.
+    assert len(set(decisions.values())) == len(decisions) == 4 * len(pool.specs) * 2

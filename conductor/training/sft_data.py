@@ -2,7 +2,7 @@
 
 Each completion is what the paper's Conductor writes: a line of free-form reasoning, then the
 three lists. Both depend on the task type (the problem's domain) and never on the workers:
-- the reasoning line says what kind of task it is ("This is a coding problem."), so the tokens
+- the reasoning line says what kind of task it is ("This is a coding task."), so the tokens
   just before the worker choice carry the task type;
 - the subtasks are the simulated pool's on-topic wording for the domain (`on_topic_instruction`
   without the subject: quality 1 under its instruction-quality function, like with it);
@@ -34,7 +34,7 @@ TASK_LINES = {
     "math": "This is a math problem.",
     "choice": "This is a multiple-choice knowledge question.",
     "freeform": "This is a science question with a short answer.",
-    "code": "This is a coding problem.",
+    "code": "This is a coding task.",
 }
 
 
@@ -120,5 +120,10 @@ def tokenizer_corpus(problems: Sequence[Problem], pool: Pool, *, seed: int = 0, 
     templates = sorted({t for p in problems for t in (solve_instruction(p), check_instruction(p), task_line(p))})
     corpus = prompt_text * (4 * repeats) + templates * repeats
     corpus += ["model_id = [", 'subtasks = ["', "access_list = [", '[], "all"]', "[[]]"] * repeats
+    # Each reasoning line with the list opener and each first worker after it: its last word
+    # through the worker becomes one token per (kind of task, worker) (see DECISION_PIECE).
+    lines = sorted({task_line(p) for p in problems})
+    openers = [f"{line}\nmodel_id = [{i}{end}" for line in lines for i in range(len(pool.specs)) for end in ("", ", ")]
+    corpus += openers * (4 * repeats)
     corpus += [p.task_text for p in problems]
     return corpus
