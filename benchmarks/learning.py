@@ -178,6 +178,10 @@ def report(pool_name: str, store: Store) -> str:
         for k, v in seeds.items():
             text += (f"{k} ({v.get('stop_reason', '')}, {v.get('steps', '?')} steps): {v['accuracy'] - best['accuracy']:+.3f} vs best single, {v['accuracy'] - oracle['accuracy']:+.3f} "
                      f"vs oracle, routing {v.get('routing')}. ")
+    rescored = sorted({v["rescored_from"] for v in data.values() if v.get("rescored_from")})
+    if rescored:
+        text += (f"\n\nThe SFT and GRPO rows are the models trained on {', '.join(rescored)} (`--rescore`), evaluated "
+                 "again on these problems; their CPU-minutes are from that training.")
     hosts = sorted({f"{v['host']} (load {v['load_avg_1m']:.1f} at the end)" for v in data.values() if v.get("cpu_min")})
     text += ("\n\nSingle workers get one step with the pool's on-topic instruction; the oracle routes each domain to the "
              "worker best on these rows in the single-worker runs (knowledge no router has in advance), and is scored "
@@ -202,6 +206,12 @@ def main() -> None:
     ap.add_argument("--cpu-min", type=float, nargs="*", default=[],
                     help="With --partial: the stopped runs' CPU-minutes (e.g. from `ps -o time`), one per seed.")
     ap.add_argument("--wall-min", type=float, nargs="*", default=[], help="With --partial: their wall minutes.")
+    ap.add_argument("--rescore", type=int, nargs="*", default=[],
+                    help="Finished GRPO seeds to evaluate again, with the SFT-only model, on this run's held-out "
+                         "set (e.g. --test-n 509, the whole held-out split, with another --out): their models "
+                         "and CPU-minutes are read from --from's results.")
+    ap.add_argument("--from", dest="source", type=Path, default=None,
+                    help="With --rescore: the --out of the run that trained them (default: --out).")
     ap.add_argument("--steps", type=int, default=None, help="GRPO steps (default: the local profile's).")
     ap.add_argument("--test-n", type=int, default=128, help="Held-out bank problems (stratified by domain).")
     ap.add_argument("--out", type=Path, default=Path(".conductor/bench-learning"))
@@ -213,7 +223,7 @@ def main() -> None:
     for name in pools:
         pool_file, out = POOLS[name], ns.out / name
         store = Store(out / "results.json")
-        needs_base = ns.baselines or ns.sft or ns.seeds or ns.randomized or ns.partial
+        needs_base = ns.baselines or ns.sft or ns.seeds or ns.randomized or ns.partial or ns.rescore
         base = baselines(test_set(ns.test_n), pool_file) if needs_base else None
         if ns.baselines:
             print(f"[{name}] baselines", flush=True)
@@ -245,6 +255,17 @@ def main() -> None:
             store.put(row_of(f"GRPO seed {seed}", r, cpu_min=cpu, wall_min=wall, routing=routing(r, base),
                              steps=reached, stop_reason=f"stopped by the deadline at step {reached} of {steps}",
                              model_dir=str(model_dir), evaluated=model_dir.name))
+        if ns.rescore:
+            trained = Store((ns.source or ns.out) / name / "results.json").load()
+            for method in ["SFT only"] + [f"GRPO seed {seed}" for seed in ns.rescore]:
+                if method not in trained:
+                    raise SystemExit(f"--rescore: no {method!r} in {(ns.source or ns.out) / name}/results.json")
+                old = trained[method]
+                model_dir = Path(old["model_dir"]) if "model_dir" in old else (ns.source or ns.out) / name / "warm" / "sft"
+                r = evaluate_model_dir(model_dir, base, max_new_tokens=64)
+                keep = {k: old[k] for k in ("cpu_min", "wall_min", "steps", "stop_reason", "best_step") if k in old}
+                store.put(row_of(method, r, routing=routing(r, base), model_dir=str(model_dir),
+                                 rescored_from=old.get("measured_at"), **keep))
         for seed in ns.randomized:
             fixed = store.load().get(f"GRPO seed {seed}")
             if fixed is None:
@@ -262,8 +283,10 @@ def main() -> None:
             body = report(name, store)
             print(body)
             if ns.write:
-                write_section(ns.write, f"learning-bank-{name}",
-                              f"Learning to orchestrate on held-out bank problems, {name} pool "
+                # One section per held-out set size: the default 128, and e.g. the whole split (--test-n 508).
+                key = f"learning-bank-{name}" + ("" if ns.test_n == 128 else f"-{ns.test_n}")
+                write_section(ns.write, key,
+                              f"Learning to orchestrate on {ns.test_n} held-out bank problems, {name} pool "
                               "(benchmarks/learning.py, simulated)", body)
 
 

@@ -156,7 +156,9 @@ def local_profile(output_dir: str | Path, **overrides: Any) -> ConductorTraining
         "sft_epochs": 4.0,
         "sft_copies": 1,
         "eval_every": 25,
-        "early_stopping_patience": 3,
+        # The best held-out step was 75-100 in all four third-round runs and never improved later:
+        # stopping 50 steps after it (not 75) keeps the same model and saves ~40 s of the 10 minutes.
+        "early_stopping_patience": 2,
         "disable_tqdm": True,
         "torch_threads": 1,
     }
