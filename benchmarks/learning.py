@@ -256,12 +256,13 @@ def main() -> None:
                              steps=reached, stop_reason=f"stopped by the deadline at step {reached} of {steps}",
                              model_dir=str(model_dir), evaluated=model_dir.name))
         if ns.rescore:
-            trained = Store((ns.source or ns.out) / name / "results.json").load()
+            source = (ns.source or ns.out) / name
+            trained = Store(source / "results.json").load()
             for method in ["SFT only"] + [f"GRPO seed {seed}" for seed in ns.rescore]:
                 if method not in trained:
-                    raise SystemExit(f"--rescore: no {method!r} in {(ns.source or ns.out) / name}/results.json")
+                    raise SystemExit(f"--rescore: no {method!r} in {source}/results.json")
                 old = trained[method]
-                model_dir = Path(old["model_dir"]) if "model_dir" in old else (ns.source or ns.out) / name / "warm" / "sft"
+                model_dir = Path(old["model_dir"]) if "model_dir" in old else source / "warm" / "sft"
                 r = evaluate_model_dir(model_dir, base, max_new_tokens=64)
                 keep = {k: old[k] for k in ("cpu_min", "wall_min", "steps", "stop_reason", "best_step") if k in old}
                 store.put(row_of(method, r, routing=routing(r, base), model_dir=str(model_dir),

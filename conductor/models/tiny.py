@@ -47,13 +47,11 @@ def _train_tokenizer(corpus: Iterable[str], vocab_size: int, *, across_words: bo
     if across_words:
         # Merges may span words (not lines): a fixed sentence the corpus repeats (the system
         # prompt, a pool description, an instruction template) becomes a few tokens.
-        # The Conductor's first decision gets tokens of its own (docs/training.md, "Third
-        # round"): its reasoning line ("This is a coding task.") splits into the words that say
-        # the kind of task ("This is a coding ") and a piece from the last word through the first
-        # worker ("task.\nmodel_id = [1"). The kind of task is learnt by one token per kind, and
-        # the worker is chosen among tokens that belong to that kind only. With the worker a digit
-        # shared by every kind of task, the hidden states where it was chosen had cosine 0.997-0.999
-        # across kinds, and GRPO learnt one worker for all of them.
+        # The Conductor's first decision gets tokens of its own: its reasoning line ("This is a
+        # coding task.") splits into the words that say the kind of task ("This is a coding ") and
+        # a piece from the last word through the first worker ("task.\nmodel_id = [1"), so the
+        # worker is chosen among tokens of one kind of task. With a digit shared by every kind,
+        # GRPO learnt one worker for all of them (docs/training.md, "Third round").
         tok.pre_tokenizer = pre_tokenizers.Sequence([
             pre_tokenizers.Split(Regex(LINE_SPLIT), behavior="merged_with_previous"),
             pre_tokenizers.Split(Regex(DECISION_PIECE), behavior="isolated"),

@@ -2,8 +2,9 @@
 
 Each completion is what the paper's Conductor writes: a line of free-form reasoning, then the
 three lists. Both depend on the task type (the problem's domain) and never on the workers:
-- the reasoning line says what kind of task it is ("This is a coding task."), so the tokens
-  just before the worker choice carry the task type;
+- the reasoning line says what kind of task it is ("This is a coding task."); the tiny
+  tokenizer makes its last word and the first worker one token per (kind of task, worker)
+  (`tokenizer_corpus`, `conductor.models.tiny.DECISION_PIECE`);
 - the subtasks are the simulated pool's on-topic wording for the domain (`on_topic_instruction`
   without the subject: quality 1 under its instruction-quality function, like with it);
 - the workers are drawn uniformly at random among those offered, so SFT teaches no routing and
