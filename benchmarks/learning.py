@@ -224,7 +224,8 @@ def main() -> None:
         pool_file, out = POOLS[name], ns.out / name
         store = Store(out / "results.json")
         needs_base = ns.baselines or ns.sft or ns.seeds or ns.randomized or ns.partial or ns.rescore
-        base = baselines(test_set(ns.test_n), pool_file) if needs_base else None
+        scale = local_profile(ns.out).simulated_latency_scale
+        base = baselines(test_set(ns.test_n), pool_file, latency_scale=scale) if needs_base else None
         if ns.baselines:
             print(f"[{name}] baselines", flush=True)
             run_baselines(base, store)

@@ -93,3 +93,16 @@ def test_a_checkout_keeps_its_data_in_its_own_dot_conductor(tmp_path, monkeypatc
     assert default_home() == Path.home() / ".conductor"
     monkeypatch.setenv("CONDUCTOR_HOME", str(tmp_path / "mine"))
     assert Settings().home == tmp_path / "mine"
+
+
+def test_ask_knows_the_generated_bank_the_local_profile_trains_on():
+    """A trained Conductor is tried on bank questions: the simulated workers must answer them."""
+    from conductor.training.problems import bank_splits
+
+    problem = next(p for p in bank_splits().test if p.domain == "math")
+    result = runner.invoke(app, ["ask", problem.question, "--pool", POOL, "--plan", "-", "--json"],
+                           input="model_id=[2]\nsubtasks=['Solve it']\naccess_list=[[]]")
+    assert result.exit_code == 0, result.output
+    trace = json.loads(result.output)
+    assert trace["domain"] == "math" and trace["problem_id"] == problem.id
+    assert "could not find" not in trace["answer"] and "boxed" in trace["answer"]

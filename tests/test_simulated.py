@@ -14,7 +14,7 @@ from conductor.workers.pricing import lookup
 from conductor.prompts import PriorStep, step_message
 from conductor.solve import solve_many
 from conductor.verify import verify
-from conductor.types import Task, WorkerSpec
+from conductor.types import Prices, Task, WorkerSpec
 from conductor.workers.pool import Pool, PoolError
 from conductor.workers.registry import BuildContext
 from conductor.workers.simulated import (
@@ -203,3 +203,38 @@ def test_problems_sharing_an_id_do_not_share_wrong_answers():
     b = Problem(id="same", source="s", domain="math", question="B?", answer="6", meta={"distractors": ["5", "8"]})
     assert set(wrong_answers(a)) == {"6", "7"}
     assert "6" not in wrong_answers(b)
+
+
+async def test_latency_scale_changes_the_wait_and_nothing_else(monkeypatch):
+    """Training builds the pool with latency_scale 0: the workers must answer exactly as at scale 1."""
+    import conductor.workers.simulated.worker as worker_module
+
+    real_sleep = worker_module.asyncio.sleep
+    waits: list[float] = []
+
+    async def recording_sleep(seconds: float) -> None:
+        waits.append(seconds)
+        await real_sleep(0)
+
+    monkeypatch.setattr(worker_module.asyncio, "sleep", recording_sleep)
+    ps = math_problems(20)
+    spec = WorkerSpec(id="w", provider="simulated", prices=Prices(input=1, output=2),
+                      options={"skills": {"math": 0.5}, "latency_ms": {"median": 300, "sigma": 0.5}, "fail_rate": 0.2})
+    runs = {}
+    for scale in (1.0, 0.5, 0.0):
+        waits.clear()
+        worker = Pool.from_specs([spec], BuildContext(problems=ps, latency_scale=scale)).worker("w")
+        outs = []
+        for p in ps:
+            try:
+                c = await ask(worker, p)
+                outs.append((c.text, c.usage.output_tokens, c.usage.cost_usd))
+            except Exception as e:  # the simulated 429s must fall on the same calls too
+                outs.append(("429", str(e), None))
+        runs[scale] = (outs, list(waits))
+    assert runs[0.5][0] == runs[1.0][0] == runs[0.0][0]
+    assert any(o[0] == "429" for o in runs[1.0][0]) and len(set(runs[1.0][1])) > 10  # drawn, not fixed
+    assert runs[0.5][1] == pytest.approx([w / 2 for w in runs[1.0][1]])
+    assert runs[0.0][1] == [0.0] * len(ps)
+    with pytest.raises(ValueError, match="latency_scale"):
+        Pool.from_specs([spec], BuildContext(problems=ps, latency_scale=-1))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import fields
 
+import pytest
+
 from typer.testing import CliRunner
 
 from conductor.cli.main import app
@@ -33,6 +35,9 @@ def test_paper_scale_estimate_is_about_154k_calls(tmp_path) -> None:
     assert e.usd > 0 and e.wall_s > 0
     local = estimate(local_profile(tmp_path, max_steps=10))
     assert local.rollouts == 10 * 32 and local.calls < e.calls
+    # the local profile's simulated workers answer at once, so their wait is not projected
+    waiting = estimate(local_profile(tmp_path, max_steps=10, simulated_latency_scale=1.0))
+    assert waiting.wall_s == pytest.approx(local.wall_s + 10 * 2.0)
 
 
 def test_cli_estimate_prints_and_trains_nothing(tmp_path, monkeypatch) -> None:

@@ -11,12 +11,12 @@ from conductor.cli.common import console, read_text_arg, user_errors
 from conductor.cli.render import trace_view
 from conductor.config import load_settings
 from conductor.data.bank import sample_problems
-from conductor.data.schema import DOMAINS
+from conductor.data.schema import DOMAINS, Problem
 from conductor.executor import execute, plan_and_run
 from conductor.planners import template_workflow, worker_indices
 from conductor.trace import Trace
 from conductor.types import Task
-from conductor.workers.pool import Pool, PoolError
+from conductor.workers.pool import Pool, PoolError, read_pool_file
 from conductor.workers.registry import BuildContext
 from conductor.workflow import ParseError, Workflow, parse
 
@@ -29,6 +29,17 @@ def default_workflow(pool: Pool) -> Workflow:
         raise PoolError("the pool has no worker other than the Conductor")
     shape = "fanout" if len(workers) >= 3 else "verify" if len(workers) == 2 else "single"
     return template_workflow(shape, workers)
+
+
+def known_problems(pool_file: Path) -> list[Problem]:
+    """The problems a question is looked up in (for its kind and gold answer): the samples, plus
+    the generated bank when the pool has simulated workers (they answer only problems they know)."""
+    problems = sample_problems()
+    if any(w.provider == "simulated" for w in read_pool_file(pool_file).workers):
+        from conductor.data.synthetic import generate_bank
+
+        problems = [*problems, *generate_bank()]
+    return problems
 
 
 def ask(
@@ -50,7 +61,8 @@ def ask(
     """Run a workflow (yours, or a default one) over a pool and show each step and the answer.
 
     Without --plan, the default is three independent attempts and an aggregator. Simulated
-    workers know the sample problems' answers; other questions get a placeholder answer.
+    workers know the answers of the sample problems and of the generated bank the local profile
+    trains and evaluates on; other questions get a placeholder answer.
     """
     settings = load_settings()
     if plan is not None and conductor is not None:
@@ -58,10 +70,11 @@ def ask(
     with user_errors(PoolError, ValueError):
         if domain not in DOMAINS:
             raise ValueError(f"--domain must be one of {', '.join(DOMAINS)}")
-        bank = sample_problems()
+        pool_path = pool_file or settings.pool_file
+        bank = known_problems(pool_path)
         known = next((p for p in bank if question.strip() in (p.question.strip(), p.task_text.strip())), None)
         task = Task.of(known) if known else Task.adhoc(question, domain)  # type: ignore[arg-type]
-        pool = Pool.load(pool_file or settings.pool_file, BuildContext(problems=bank))
+        pool = Pool.load(pool_path, BuildContext(problems=bank))
         if plan is not None:
             result = parse(read_text_arg(plan), pool.ids, max_steps=settings.execution.max_steps)
             if isinstance(result, ParseError):

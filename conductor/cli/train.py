@@ -107,7 +107,7 @@ def _compare(config, model_dir, n: int) -> None:  # noqa: ANN001
     from conductor.training.problems import bank_splits, take_per_domain
 
     test = take_per_domain(bank_splits(n=config.bank_size).test, n, seed=0)
-    base = baselines(test, config.pool_file)
+    base = baselines(test, config.pool_file, latency_scale=config.simulated_latency_scale)
     trained = evaluate_model_dir(model_dir, base, max_new_tokens=config.max_completion_length or 256)
     for line in comparison_lines(trained, base):
         console.print(line)

@@ -51,8 +51,8 @@ def score(texts: Sequence[str], rows: Sequence[PromptRow], pool: Pool) -> EvalRe
     return asyncio.run(score_texts(texts, rows, pool, examples=False))
 
 
-def baselines(problems: Sequence[Problem], pool_file: str | Path, *, seed: int = 0) -> Baselines:
-    pool = training_pool(pool_file, problems)
+def baselines(problems: Sequence[Problem], pool_file: str | Path, *, seed: int = 0, latency_scale: float = 1.0) -> Baselines:
+    pool = training_pool(pool_file, problems, latency_scale=latency_scale)
     rows = build_rows(problems, pool, PoolSampling(), seed=seed)  # the full pool, in its order
     workers = [i for i, s in enumerate(pool.specs) if s.provider != "conductor"]
     out = Baselines(rows=rows, pool=pool)

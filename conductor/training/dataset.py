@@ -21,11 +21,12 @@ CONDUCTOR_ID = "conductor"
 CONDUCTOR_SPEC = WorkerSpec(id=CONDUCTOR_ID, provider=CONDUCTOR_PROVIDER)
 
 
-def training_pool(pool_file: str | Path, problems: Sequence[Problem]) -> Pool:
+def training_pool(pool_file: str | Path, problems: Sequence[Problem], *, latency_scale: float = 1.0) -> Pool:
     """The pool file's workers plus the Conductor itself (offered only on recursion rows).
-    Simulated workers get `problems` as their bank, so they know the gold answers."""
+    Simulated workers get `problems` as their bank, so they know the gold answers, and wait
+    `latency_scale` times their drawn latency (real workers are not affected)."""
     specs = [s for s in read_pool_file(pool_file).workers if s.provider != CONDUCTOR_PROVIDER]
-    return Pool.from_specs([*specs, CONDUCTOR_SPEC], BuildContext(problems=list(problems)))
+    return Pool.from_specs([*specs, CONDUCTOR_SPEC], BuildContext(problems=list(problems), latency_scale=latency_scale))
 
 
 @dataclass(frozen=True)

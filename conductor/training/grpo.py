@@ -108,7 +108,7 @@ def train_grpo(
     t0 = time.perf_counter()
     apply_torch_threads(config)
     out = Path(config.output_dir)
-    pool = training_pool(config.pool_file, [*train_problems, *eval_problems])
+    pool = training_pool(config.pool_file, [*train_problems, *eval_problems], latency_scale=config.simulated_latency_scale)
     rows = build_rows(train_problems, pool, sampling_of(config), seed=config.train_seed)
     dataset = to_dataset(rows, pool, examples=config.few_shot_examples)
     tokenizer = load_tokenizer(config.model_name_or_path)

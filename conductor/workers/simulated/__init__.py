@@ -35,4 +35,4 @@ def _build(spec: WorkerSpec, context: BuildContext) -> SimulatedWorker:
     bank = context.get("bank")
     if bank is None:
         bank = ProblemBank(context.get("problems", ()))
-    return SimulatedWorker(spec, bank)
+    return SimulatedWorker(spec, bank, latency_scale=context.get("latency_scale", 1.0))

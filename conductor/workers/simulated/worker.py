@@ -97,10 +97,17 @@ def _digest(*parts: object) -> int:
 
 
 class SimulatedWorker:
-    def __init__(self, spec: WorkerSpec, bank: ProblemBank) -> None:
+    def __init__(self, spec: WorkerSpec, bank: ProblemBank, *, latency_scale: float = 1.0) -> None:
+        if latency_scale < 0:
+            raise ValueError(f"latency_scale must be >= 0, not {latency_scale}")
         self.spec = spec
         self.options = SimulatedOptions.model_validate(spec.options)
         self.bank = bank
+        # Multiplies the waiting only: the latency is still drawn (from the attempt's own rng), so a
+        # call gets the same answer, tokens and 429s at any scale. Concurrent identical calls may
+        # finish in another order and so swap their samples. Training uses 0: it needs the answers,
+        # not the wait.
+        self.latency_scale = latency_scale
         # n-th identical call -> n-th sample: repeated attempts differ (as at temperature > 0), and the
         # set of answers does not depend on the order concurrent calls run in.
         self._occurrences: Counter[int] = Counter()
@@ -220,7 +227,7 @@ class SimulatedWorker:
         content = messages[-1].content
         call_key = _digest(self.options.seed, self.spec.id, content)
         attempt_rng = random.Random(_digest(call_key, self._next(call_key)))
-        await asyncio.sleep(self.options.latency_ms.sample(attempt_rng) / 1000)
+        await asyncio.sleep(self.options.latency_ms.sample(attempt_rng) / 1000 * self.latency_scale)
         if self.options.fail_rate and attempt_rng.random() < self.options.fail_rate:
             raise WorkerError(f"{self.spec.id}: simulated rate limit", retryable=True, status=429, retry_after=0.0)
         parts = split_step_message(content)
