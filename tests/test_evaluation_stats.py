@@ -82,3 +82,14 @@ def test_paired_section_compares_each_method_with_the_baseline_on_shared_problem
     assert "against a" in md
     line = next(ln for ln in md.splitlines() if ln.startswith("| b |"))
     assert line.startswith("| b | +50.00 | [") and line.endswith("| 50 |")  # 50 shared problems, b right on all
+
+
+def test_the_benchmarks_exact_schedule_of_the_calls() -> None:
+    """benchmarks/evaluation.py judges the harness against this: 200 questions at 16 in flight
+    are 13 waves, not the 12.5 the issue's formula counts."""
+    from benchmarks.evaluation import calls_s
+
+    assert calls_s([1] * 200, 0.05, 16) == pytest.approx(13 * 0.05)
+    assert calls_s([1] * 208, 0.05, 16) == pytest.approx(200 * 0.05 / 16 * 208 / 200)  # whole waves: the formula
+    assert calls_s([2, 1, 1, 1], 1.0, 2) == pytest.approx(3.0)  # the free slot takes the next question
+    assert calls_s([], 1.0, 16) == 0.0
