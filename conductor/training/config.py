@@ -61,8 +61,9 @@ class ConductorTrainingConfig(GRPOConfig):
     simulated_latency_scale: float = field(
         default=1.0,
         metadata={"help": "Multiplies how long simulated workers wait before answering, during training and its "
-                  "held-out evaluations (0: they answer at once). Their latency is still drawn, so answers, "
-                  "tokens and costs are the same at any scale; real workers are not affected."},
+                  "held-out evaluations (0: they answer at once). Their latency is still drawn, so a call's answer, "
+                  "tokens and cost are the same at any scale (identical calls in flight together may finish "
+                  "in another order and swap samples); real workers are not affected."},
     )
     reward_concurrency: int = field(
         default=64, metadata={"help": "Most rollouts of a batch in flight at once (each worker's own limit still applies)."}
