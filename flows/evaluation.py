@@ -18,6 +18,7 @@ from typing import Any
 from prefect import flow, get_run_logger
 from prefect.artifacts import create_markdown_artifact
 from prefect.task_runners import ThreadPoolTaskRunner
+from prefect.utilities.annotations import quote
 from pydantic import BaseModel
 
 from conductor.config import load_settings
@@ -31,8 +32,8 @@ from conductor.workers.pool import read_pool_file
 from flows.curation import curation_flow
 from conductor.evaluation.report import artifact_markdown, costs_markdown, write_plots, write_table
 from tasks.evaluation import (
-    ensure_provider_limits, finish_evaluation, log_evaluation, provider_limit_name, record_runs, solve_benchmark,
-    start_evaluation,
+    drain_trace_writes, ensure_provider_limits, finish_evaluation, log_evaluation, provider_limit_name, record_runs,
+    solve_benchmark, start_evaluation,
 )
 from warehouse.records import Run
 
@@ -122,8 +123,8 @@ def evaluation_flow(cfg: EvalConfig, db_path: str | None = None,
                                  if not w.is_conductor and (w.provider not in IN_PROCESS_PROVIDERS
                                                             or w.provider in cfg.provider_limits)})
                  for m in methods}
-    limits = ensure_provider_limits(sorted({p for ps in providers.values() for p in ps}), cfg.provider_limit,
-                                    cfg.provider_limits)
+    limited = sorted({p for ps in providers.values() for p in ps})
+    limits = ensure_provider_limits(limited, cfg.provider_limit, cfg.provider_limits) if limited else {}
     # Prices older than the limit: one warning for the whole evaluation.
     dates: dict[str, str | None] = {}
     for m in methods:
@@ -145,22 +146,39 @@ def evaluation_flow(cfg: EvalConfig, db_path: str | None = None,
             plans.append((method, m, r, run))
     # Dead runs abandoned, the problems and every run row (parent first) in one task and one
     # DuckDB open, before the first call is paid for.
-    start_evaluation(chosen, [parent, *runs], db_path)
+    start_evaluation(quote(chosen), [parent, *runs], db_path)
     futures = []
+    # Threads of this process: a task returns once its last batch is handed to this process's
+    # trace writer, and the next starts solving while it is written (~0.2 s a task); the flow waits
+    # for every write below, before it reads the warehouse. On Dask each task waits for its own.
+    in_process = cfg.task_runner == "threads"
+    # Prefect walks every parameter looking for futures to wait on (~0.3 s over a flow of 7 tasks
+    # x 200 problems); these never hold any, and `quote` tells it so. Only in this process: Dask
+    # would ship the annotation as a plain tuple.
+    unwalked = quote if in_process else (lambda x: x)
     with _task_runner(cfg) as runner:
         for method, m, r, run in plans:
             groups = benchmarks if cfg.task_per_benchmark else {"all": chosen}
             for name, ps in groups.items():
                 futures.append(runner.submit(solve_benchmark, parameters=dict(
-                    problems=ps, method=m, run_id=run.run_id, benchmark=name, method_name=method.name,
+                    problems=unwalked(ps), method=unwalked(m), run_id=run.run_id, benchmark=name,
+                    method_name=method.name,
                     repeat=r, seed=cfg.seed * 1000 + r, db_path=db_path,
                     limits=[provider_limit_name(p) for p in providers[method.name]] if cfg.use_provider_limits
-                    else [])))
+                    else [], wait_for_writes=not in_process)))
         failed = [f for f in futures if f.wait() is None and f.state.is_failed()]
-    status = "failed" if failed else "finished"
+    try:
+        drain_trace_writes()
+        unwritten = None
+    except RuntimeError as exc:
+        unwritten = exc
+        logger.error("%s: %s", exc, exc.__cause__)
+    status = "failed" if failed or unwritten else "finished"
     ended = [run.model_copy(update={"status": status, "finished_at": datetime.now(UTC)}) for run in [*runs, parent]]
-    if failed:
+    if failed or unwritten:
         record_runs(ended, db_path)
+        if unwritten is not None and not failed:
+            raise unwritten
         raise RuntimeError(f"{len(failed)} of {len(futures)} benchmark x method tasks failed; see the Prefect logs")
     # The runs' end, the costs table and the figures: one task, one DuckDB open.
     figures = finish_evaluation(evaluation_id, ended, db_path)

@@ -36,15 +36,47 @@ def write_lock() -> threading.Lock:
     return _WRITE_LOCK
 
 
-class LockedBatches(TraceBatches):
-    """Batches written by a writer thread of their own, so that the event loop keeps solving while
-    DuckDB writes (a write of 100 traces blocked every question in flight for ~0.3 s: profiled in
-    docs/evaluation.md, "Speed"); batches of all tasks are still written one at a time (the lock).
-    `flush` writes what is left and waits for every batch, raising a failed write."""
+# One trace-writer thread per process, shared by every solve task (made on first use; reached
+# through a function for the same reason as the lock). Writes handed off by a task that did not
+# wait for them are collected in `_HANDED_OFF` until `drain_trace_writes` waits for them.
+_WRITER: ThreadPoolExecutor | None = None
+_HANDED_OFF: list[Future[None]] = []
+_WRITER_LOCK = threading.Lock()
 
-    def __init__(self, db_path: str | None, size: int) -> None:
+
+def trace_writer() -> ThreadPoolExecutor:
+    global _WRITER
+    with _WRITER_LOCK:
+        if _WRITER is None:
+            _WRITER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="trace-writer")
+        return _WRITER
+
+
+def drain_trace_writes() -> int:
+    """Wait for every write a solve task handed off (`wait_for_writes=False`); raises the first
+    failed write after waiting for all of them. Returns how many batches were waited for."""
+    with _WRITER_LOCK:
+        writes, _HANDED_OFF[:] = list(_HANDED_OFF), []
+    errors = [w.exception() for w in writes]
+    failed = [e for e in errors if e is not None]
+    if failed:
+        raise RuntimeError(f"{len(failed)} of {len(writes)} trace batches were not written") from failed[0]
+    return len(writes)
+
+
+class LockedBatches(TraceBatches):
+    """Batches written by the process's trace-writer thread, so that the event loop keeps solving
+    while DuckDB writes (a write of 100 traces blocked every question in flight for ~0.3 s: profiled
+    in docs/evaluation.md, "Speed"); batches of all tasks are written one at a time (the lock).
+    `flush` writes what is left and waits for every batch, raising a failed write. `finish` (the
+    solve is over) does the same, or, with `wait_at_end=False`, hands the rest to the writer and
+    returns at once: the next task starts solving while this one's last batch is written, and
+    `drain_trace_writes` waits for it (the evaluation flow does, before it reads the warehouse)."""
+
+    def __init__(self, db_path: str | None, size: int, *, wait_at_end: bool = True) -> None:
         super().__init__(db_path, size)
-        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="trace-writer")
+        self.wait_at_end = wait_at_end
+        self.handed = 0  # questions given to the writer
         self._writes: list[Future[None]] = []
 
     def _write(self, batch: list[Trace]) -> None:
@@ -52,22 +84,31 @@ class LockedBatches(TraceBatches):
             record_traces.fn(batch, self.db_path)
         self.recorded += len(batch)  # one writer thread: no race
 
+    def _submit_pending(self) -> None:
+        if self.pending:
+            batch, self.pending = self.pending, []
+            self.handed += len(batch)
+            self._writes.append(trace_writer().submit(self._write, batch))
+
     def add(self, trace: Trace) -> None:
         self.pending.append(trace)
         if len(self.pending) >= self.size:
-            batch, self.pending = self.pending, []
-            self._writes.append(self._writer.submit(self._write, batch))
+            self._submit_pending()
 
     def flush(self) -> None:
-        if self.pending:
-            batch, self.pending = self.pending, []
-            self._writes.append(self._writer.submit(self._write, batch))
+        self._submit_pending()
         writes, self._writes = self._writes, []
         for w in writes:
             w.result()
 
-    def close(self) -> None:
-        self._writer.shutdown(wait=True)
+    def finish(self) -> None:
+        if self.wait_at_end:
+            self.flush()
+            return
+        self._submit_pending()
+        with _WRITER_LOCK:
+            _HANDED_OFF.extend(self._writes)
+        self._writes = []
 
 
 LEASE_S = 60.0  # seconds a killed holder keeps its provider slots (the server's minimum)
@@ -78,23 +119,22 @@ LEASE_S = 60.0  # seconds a killed holder keeps its provider slots (the server's
 @task(name="solve-benchmark", cache_policy=NO_CACHE, task_run_name="{benchmark}-{method_name}-r{repeat}")
 def solve_benchmark(problems: list[Problem], method: Method, run_id: str, benchmark: str, method_name: str,
                     repeat: int, seed: int = 0, db_path: str | None = None, batch_size: int = 100,
-                    limits: Sequence[str] = ()) -> int:
+                    limits: Sequence[str] = (), wait_for_writes: bool = True) -> int:
     """Solve one benchmark's problems (or every benchmark's: `benchmark="all"`; traces carry their
-    source) with one Method in one repeat; returns how many were recorded.
+    source) with one Method in one repeat; returns how many traces were handed to the warehouse
+    (all of them written, unless `wait_for_writes=False`: then the last batch may still be being
+    written when the task returns, and `drain_trace_writes` in this process waits for it).
     `limits`: Prefect global concurrency limits (one per provider the method's pool uses), one
     slot of each held for the whole solve; strict: a missing limit is an error, never unbounded."""
-    sink = LockedBatches(db_path, batch_size)
+    sink = LockedBatches(db_path, batch_size, wait_at_end=wait_for_writes)
     # The shortest lease the server takes (60 s, renewed while held): a process killed with -9
     # holds its slots until the lease expires, and Prefect's default (300 s) stalled the next
     # nightly's evaluation for five minutes (the kill drill, tests/test_nightly_kill_drill.py).
     held = (concurrency(list(limits), occupy=1, strict=True, lease_duration=LEASE_S) if limits
             else contextlib.nullcontext())
-    try:
-        with held:
-            asyncio.run(_solve(problems, method, run_id, seed, sink))
-    finally:
-        sink.close()
-    return sink.recorded
+    with held:
+        asyncio.run(_solve(problems, method, run_id, seed, sink))
+    return sink.handed
 
 
 @task(name="record-runs", retries=3, retry_delay_seconds=[1, 5, 20], cache_policy=NO_CACHE)

@@ -38,6 +38,10 @@ class TraceBatches:
             self.recorded += len(self.pending)
             self.pending = []
 
+    def finish(self) -> None:
+        """The solve is over (or failed): record the rest (a sink may hand it off instead)."""
+        self.flush()
+
 
 # Solves in progress, so that a Ctrl-C handler (in whichever thread receives it) can cancel them.
 _RUNNING: set[tuple[asyncio.AbstractEventLoop, asyncio.Task[object]]] = set()
@@ -71,7 +75,7 @@ async def _solve_all(problems: list[Problem], method: Method, run_id: str, seed:
             return await solve_many([Task.of(p) for p in problems], pool, method.planner, config=method.execution,
                                     run_id=run_id, seed=seed, on_done=sink.add)
         finally:
-            sink.flush()  # what finished before a failure or a Ctrl-C is kept
+            sink.finish()  # what finished before a failure or a Ctrl-C is kept
 
 
 # No task retries: every worker call already retries, and a rerun of the whole task would pay

@@ -87,3 +87,32 @@ def test_paper_pool_builds_with_the_papers_budgets(monkeypatch):
     assert direct.request(msgs, None, None)["extra_body"] == {"chat_template_kwargs": {"enable_thinking": False}}
     assert str(direct.client.base_url).startswith("http://gpu-box:9000/v1")
     assert str(pool.worker("gemma-3-27b-it").client.base_url).startswith("http://localhost:8002/v1")
+
+
+def test_a_pool_file_is_read_afresh_when_it_changes_and_each_reader_gets_its_own_copy(tmp_path):
+    """`read_pool_file` parses each version of a file once (an evaluation reads a pool ~5 times):
+    an edited file is read again, and a caller changing its copy changes no one else's."""
+    import os
+
+    from conductor.workers.pool import PoolError, read_pool_file
+
+    path = tmp_path / "pool.yaml"
+    worker = "  - id: {id}\n    provider: simulated\n    options: {{skill: 0.5}}\n"
+    path.write_text("workers:\n" + worker.format(id="first"))
+    first = read_pool_file(path)
+    assert [w.id for w in first.workers] == ["first"]
+    first.workers[0].options["skill"] = 0.9  # what a frozen spec still lets a caller change
+    first.workers.clear()
+    again = read_pool_file(path)
+    assert [w.id for w in again.workers] == ["first"] and again.workers[0].options == {"skill": 0.5}
+    st = path.stat()
+    path.write_text("workers:\n" + worker.format(id="second") + worker.format(id="third"))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))  # even with the old modification time
+    assert [w.id for w in read_pool_file(path).workers] == ["second", "third"]
+    path.write_text("workers: [")
+    try:
+        read_pool_file(path)
+    except PoolError as exc:
+        assert str(path) in str(exc) and "not valid YAML" in str(exc)
+    else:
+        raise AssertionError("a broken pool file was read")

@@ -14,6 +14,8 @@ The order of a pool is the order the Conductor sees ("Model 0", "Model 1", ...).
 
 from __future__ import annotations
 
+import functools
+
 import asyncio
 import weakref
 from collections.abc import Iterable, Sequence
@@ -61,9 +63,22 @@ def _first_error(exc: ValidationError) -> str:
 
 
 def read_pool_file(path: str | Path) -> PoolFile:
+    """The pool file at `path`, validated. Parsed once per version of the file (its inode, size and
+    modification time): an evaluation reads each pool ~5 times (YAML parsing ~10 ms apiece), and
+    every caller gets its own copy, so none can change another's."""
     path = Path(path)
     try:
-        raw = yaml.safe_load(path.read_text())
+        st = path.stat()
+    except FileNotFoundError:
+        raise PoolError(f"pool file {path} does not exist") from None
+    return _parse_pool_file(path, path.resolve(), st.st_ino, st.st_size, st.st_mtime_ns).model_copy(deep=True)
+
+
+@functools.lru_cache(maxsize=64)
+def _parse_pool_file(path: Path, resolved: Path, _inode: int, _size: int, _mtime_ns: int) -> PoolFile:
+    """`path` as the caller named it (for messages); `resolved` and the rest: which file and version."""
+    try:
+        raw = yaml.safe_load(resolved.read_text())
     except FileNotFoundError:
         raise PoolError(f"pool file {path} does not exist") from None
     except yaml.YAMLError as exc:

@@ -89,11 +89,10 @@ def seen_answers(problem: Problem, context: str) -> list[str]:
 
 
 def _digest(*parts: object) -> int:
-    h = hashlib.blake2b(digest_size=8)
-    for p in parts:
-        h.update(str(p).encode())
-        h.update(b"\x1f")
-    return int.from_bytes(h.digest(), "big")
+    """A stable 64-bit hash of `parts` (each as str, each followed by \\x1f): one hash update, not
+    two per part (twice per call, ~5 % of a simulated call's CPU)."""
+    data = "".join(f"{p}\x1f" for p in parts).encode()
+    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "big")
 
 
 class SimulatedWorker:
