@@ -52,6 +52,7 @@ from conductor.evaluation.methods import method_from_spec  # noqa: E402
 from conductor.solve import solve_many  # noqa: E402
 from conductor.types import Task  # noqa: E402
 from conductor.workers.registry import BuildContext  # noqa: E402
+from flows.evaluation import by_benchmark  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 IN_FLIGHT = 16  # questions in flight, in the library rows (ExecutionConfig default) and the flow rows alike
@@ -143,6 +144,9 @@ def main(ns: argparse.Namespace) -> str:
     os.environ.setdefault("PREFECT_HOME", str(tmp / "prefect"))
     pool_file = fixed_pool(ns.latency_ms, tmp)
     bank = [p for p in generate_bank(ns.problems * 2, seed=5) if p.domain != "code"][: ns.problems]
+    # In the order the flow solves them (grouped by benchmark), so that the library rows' schedule
+    # is the flow's too: at 500 ms per call the bank's own order made `random` a wave shorter.
+    bank = [p for ps in by_benchmark(bank, [], 0).values() for p in ps]
     problems_file = tmp / "problems.jsonl"
     problems_file.write_text("".join(p.model_dump_json() + "\n" for p in bank))
     latency = ns.latency_ms / 1000
