@@ -168,7 +168,7 @@ def evaluation_flow(cfg: EvalConfig, db_path: str | None = None,
                     else [], wait_for_writes=not in_process)))
         failed = [f for f in futures if f.wait() is None and f.state.is_failed()]
     try:
-        drain_trace_writes()
+        drain_trace_writes([run.run_id for run in runs])
         unwritten = None
     except RuntimeError as exc:
         unwritten = exc

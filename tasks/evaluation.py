@@ -8,7 +8,7 @@ import asyncio
 import contextlib
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,9 +38,10 @@ def write_lock() -> threading.Lock:
 
 # One trace-writer thread per process, shared by every solve task (made on first use; reached
 # through a function for the same reason as the lock). Writes handed off by a task that did not
-# wait for them are collected in `_HANDED_OFF` until `drain_trace_writes` waits for them.
+# wait for them are kept under the task's run id until `drain_trace_writes` waits for them: two
+# evaluations in one process each wait for, and answer for, their own.
 _WRITER: ThreadPoolExecutor | None = None
-_HANDED_OFF: list[Future[None]] = []
+_HANDED_OFF: dict[str, list[Future[None]]] = {}
 _WRITER_LOCK = threading.Lock()
 
 
@@ -52,11 +53,13 @@ def trace_writer() -> ThreadPoolExecutor:
         return _WRITER
 
 
-def drain_trace_writes() -> int:
-    """Wait for every write a solve task handed off (`wait_for_writes=False`); raises the first
-    failed write after waiting for all of them. Returns how many batches were waited for."""
+def drain_trace_writes(run_ids: Iterable[str] | None = None) -> int:
+    """Wait for every write the solve tasks of `run_ids` (default: all) handed off
+    (`wait_for_writes=False`); raises the first failed write after waiting for all of them.
+    Returns how many batches were waited for."""
     with _WRITER_LOCK:
-        writes, _HANDED_OFF[:] = list(_HANDED_OFF), []
+        keys = list(_HANDED_OFF) if run_ids is None else [r for r in run_ids if r in _HANDED_OFF]
+        writes = [w for k in keys for w in _HANDED_OFF.pop(k)]
     errors = [w.exception() for w in writes]
     failed = [e for e in errors if e is not None]
     if failed:
@@ -73,9 +76,9 @@ class LockedBatches(TraceBatches):
     returns at once: the next task starts solving while this one's last batch is written, and
     `drain_trace_writes` waits for it (the evaluation flow does, before it reads the warehouse)."""
 
-    def __init__(self, db_path: str | None, size: int, *, wait_at_end: bool = True) -> None:
+    def __init__(self, db_path: str | None, size: int, *, wait_at_end: bool = True, run_id: str = "") -> None:
         super().__init__(db_path, size)
-        self.wait_at_end = wait_at_end
+        self.wait_at_end, self.run_id = wait_at_end, run_id
         self.handed = 0  # questions given to the writer
         self._writes: list[Future[None]] = []
 
@@ -107,7 +110,7 @@ class LockedBatches(TraceBatches):
             return
         self._submit_pending()
         with _WRITER_LOCK:
-            _HANDED_OFF.extend(self._writes)
+            _HANDED_OFF.setdefault(self.run_id, []).extend(self._writes)
         self._writes = []
 
 
@@ -123,10 +126,10 @@ def solve_benchmark(problems: list[Problem], method: Method, run_id: str, benchm
     """Solve one benchmark's problems (or every benchmark's: `benchmark="all"`; traces carry their
     source) with one Method in one repeat; returns how many traces were handed to the warehouse
     (all of them written, unless `wait_for_writes=False`: then the last batch may still be being
-    written when the task returns, and `drain_trace_writes` in this process waits for it).
+    written when the task returns, and `drain_trace_writes([run_id])` in this process waits for it).
     `limits`: Prefect global concurrency limits (one per provider the method's pool uses), one
     slot of each held for the whole solve; strict: a missing limit is an error, never unbounded."""
-    sink = LockedBatches(db_path, batch_size, wait_at_end=wait_for_writes)
+    sink = LockedBatches(db_path, batch_size, wait_at_end=wait_for_writes, run_id=run_id)
     # The shortest lease the server takes (60 s, renewed while held): a process killed with -9
     # holds its slots until the lease expires, and Prefect's default (300 s) stalled the next
     # nightly's evaluation for five minutes (the kill drill, tests/test_nightly_kill_drill.py).

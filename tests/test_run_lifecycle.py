@@ -67,6 +67,30 @@ def test_traces_are_recorded_in_batches_as_they_finish(tmp_path):
     assert sink.recorded == 7
 
 
+def test_handed_off_batches_are_written_and_each_evaluation_answers_for_its_own(tmp_path):
+    """A solve task that does not wait hands its last batch to the process's trace writer;
+    `drain_trace_writes(run_ids)` waits for those runs' batches only and raises their failed write
+    (here a real one: the warehouse path is a directory), not another evaluation's."""
+    from tasks.evaluation import LockedBatches, drain_trace_writes
+
+    db = tmp_path / "w.duckdb"
+    rng = random.Random(6)
+    ok = LockedBatches(str(db), size=2, wait_at_end=False, run_id="ok")
+    bad = LockedBatches(str(tmp_path), size=2, wait_at_end=False, run_id="bad")
+    for _ in range(3):
+        ok.add(make_trace(rng, run_id="ok"))
+    bad.add(make_trace(rng, run_id="bad"))
+    ok.finish()
+    bad.finish()
+    assert ok.handed == 3 and bad.handed == 1
+    assert drain_trace_writes(["ok", "never-ran"]) == 2  # its full batch and its handed-off one
+    with TraceStore(db) as store:
+        assert store.query("SELECT count(*) FROM traces WHERE depth = 0").column(0)[0].as_py() == 3
+    with pytest.raises(RuntimeError, match="1 of 1 trace batches were not written"):
+        drain_trace_writes(["bad"])
+    assert drain_trace_writes() == 0
+
+
 @pytest.mark.parametrize(("raised", "status"), [(RuntimeError("boom"), "failed"), (KeyboardInterrupt(), "cancelled")])
 def test_a_run_that_stops_is_marked_with_why_and_keeps_finished_traces(prefect_harness, tmp_path, monkeypatch,
                                                                       raised, status):
