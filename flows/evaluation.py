@@ -167,9 +167,9 @@ def evaluation_flow(cfg: EvalConfig, db_path: str | None = None,
                     limits=[provider_limit_name(p) for p in providers[method.name]] if cfg.use_provider_limits
                     else [], wait_for_writes=not in_process)))
         failed = [f for f in futures if f.wait() is None and f.state.is_failed()]
+    unwritten: RuntimeError | None = None
     try:
         drain_trace_writes([run.run_id for run in runs])
-        unwritten = None
     except RuntimeError as exc:
         unwritten = exc
         logger.error("%s: %s", exc, exc.__cause__)

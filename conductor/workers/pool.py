@@ -14,9 +14,8 @@ The order of a pool is the order the Conductor sees ("Model 0", "Model 1", ...).
 
 from __future__ import annotations
 
-import functools
-
 import asyncio
+import functools
 import weakref
 from collections.abc import Iterable, Sequence
 from datetime import date
