@@ -109,9 +109,10 @@ class LockedBatches(TraceBatches):
             self.flush()
             return
         self._submit_pending()
+        # Kept in `_writes` too: a `flush` after `finish` still waits for every batch of this sink
+        # (the kill drill flushes, then is killed, and counts on the traces being written).
         with _WRITER_LOCK:
             _HANDED_OFF.setdefault(self.run_id, []).extend(self._writes)
-        self._writes = []
 
 
 LEASE_S = 60.0  # seconds a killed holder keeps its provider slots (the server's minimum)

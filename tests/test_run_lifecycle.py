@@ -9,6 +9,7 @@ import random
 import re
 import socket
 import subprocess
+import threading
 import sys
 
 import pytest
@@ -83,6 +84,22 @@ def test_handed_off_batches_are_written_and_each_evaluation_answers_for_its_own(
     ok.finish()
     bad.finish()
     assert ok.handed == 3 and bad.handed == 1
+    # `flush` after `finish` still waits for the handed-off batches (the kill drill counts on it):
+    # with the writer held up, a flush in another thread waits until the writes are done.
+    from tasks.evaluation import write_lock
+
+    late = LockedBatches(str(tmp_path / "late.duckdb"), size=5, wait_at_end=False, run_id="late")
+    with write_lock():
+        late.add(make_trace(rng, run_id="late"))
+        late.finish()
+        flusher = threading.Thread(target=late.flush)
+        flusher.start()
+        flusher.join(timeout=0.3)
+        assert flusher.is_alive()  # waiting for the write the lock holds up
+    flusher.join(timeout=30)
+    with TraceStore(tmp_path / "late.duckdb") as store:
+        assert store.query("SELECT count(*) FROM traces WHERE depth = 0").column(0)[0].as_py() == 1
+    assert drain_trace_writes(["late"]) == 1
     assert drain_trace_writes(["ok", "never-ran"]) == 2  # its full batch and its handed-off one
     with TraceStore(db) as store:
         assert store.query("SELECT count(*) FROM traces WHERE depth = 0").column(0)[0].as_py() == 3
