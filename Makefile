@@ -29,8 +29,12 @@ setup: $(STAMP)
 run: setup
 	$(BIN)/conductor nightly --profile local
 
+# Test files run in TEST_WORKERS processes side by side (pytest-xdist), each file's tests in one
+# process, so a module's fixture (a nightly run, a trained model) is built once. Each process has
+# its own CONDUCTOR_HOME and Prefect test server. TEST_WORKERS=0 runs everything in this process.
+TEST_WORKERS ?= 2
 test: setup
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 # The Prefect server (UI + API), a `local`-pool worker and the MLflow UI on 127.0.0.1 until Ctrl-C.
 UI_PREFECT_PORT ?= 4200
