@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from prefect import task
+from prefect import get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 
 from conductor.config import load_settings
@@ -43,10 +43,22 @@ def problems_task(config: ConductorTrainingConfig) -> tuple[list[Problem], list[
     return training_split(config)
 
 
-@task(name="warm-start", cache_policy=NO_CACHE, retries=1)
+# Prints stay prints here (log_prints=False, whatever the flow says). `datasets` fingerprints
+# TRL's dataset transforms with dill, which finds a function's globals by redirecting sys.stdout
+# and reading `dis.dis` back from it; Prefect's print-to-log takes `print(file=None)` for a log
+# line even while sys.stdout is redirected, so dill read nothing back and the run's log got the
+# bytecode instead (~200 lines a warm start). SFT's figures reach the run logger through `on_log`.
+@task(name="warm-start", cache_policy=NO_CACHE, retries=1, log_prints=False)
 def warm_start_task(profile: str, output_dir: str, overrides: dict[str, Any], train: list[Problem]) -> str:
     """The model GRPO starts from (an earlier warm start in the run dir is reused on retry)."""
-    return str(ensure_model(config_for(profile, output_dir, overrides), train))
+    logger = get_run_logger()
+    return str(ensure_model(config_for(profile, output_dir, overrides), train,
+                            on_log=lambda figures: logger.info("sft %s", _figures(figures))))
+
+
+def _figures(logs: dict[str, Any]) -> str:
+    """step=10 loss=0.4525 learning_rate=0.002923 ... (4 significant digits): one log line."""
+    return " ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in logs.items())
 
 
 @task(name="grpo-chunk", cache_policy=NO_CACHE, retries=2, retry_delay_seconds=5,

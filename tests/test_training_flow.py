@@ -3,6 +3,8 @@ checkpoint), then one MLflow run registered as conductor@challenger."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import mlflow
 
 from conductor.training.config import local_profile
@@ -39,3 +41,42 @@ def test_training_flow_runs_chunks_and_registers(tmp_path, prefect_harness, monk
         curve = store.query("SELECT step FROM v_training_curves WHERE run_id = ? ORDER BY step",
                             [rows[0]["run_id"]]).to_pylist()
         assert [r["step"] for r in curve] == [0, 1]
+
+
+def test_the_warm_start_task_logs_sfts_figures_and_no_bytecode(tmp_path, prefect_harness) -> None:
+    """`datasets` fingerprints TRL's dataset transforms with dill, which reads `dis.dis` back
+    through a redirected stdout. Under a flow's log_prints, Prefect took those prints for log
+    lines: dill read nothing and the run's log got the bytecode. The task keeps prints as prints
+    and logs SFT's figures itself."""
+    import asyncio
+
+    from prefect import flow
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import LogFilter, LogFilterFlowRunId
+    from prefect.logging.handlers import APILogHandler
+
+    from tasks.training import warm_start_task
+
+    train = take_per_domain(bank_splits().train, 8)
+    tiny_sft = {"sft_problems": 8, "sft_copies": 1, "sft_epochs": 1.0}
+
+    @flow(log_prints=True)
+    def warm_start_flow() -> str:
+        print("a print in the flow is a log line")
+        return warm_start_task(profile="local", output_dir=str(tmp_path / "run"), overrides=tiny_sft, train=train)
+
+    state = warm_start_flow(return_state=True)
+    assert (Path(state.result()) / "config.json").is_file()
+
+    async def messages() -> list[str]:
+        await APILogHandler.aflush()  # the run's records reach the server in batches
+        async with get_client() as client:
+            flt = LogFilter(flow_run_id=LogFilterFlowRunId(any_=[state.state_details.flow_run_id]))
+            return [r.message for r in await client.read_logs(log_filter=flt, limit=200)]
+
+    logged = asyncio.run(messages())
+    assert "a print in the flow is a log line" in logged  # the flow's log_prints is on
+    bytecode = [m for m in logged if any(op in m for op in ("LOAD_FAST", "LOAD_GLOBAL", "RETURN_VALUE", "RESUME"))]
+    assert bytecode == [], bytecode[:5]
+    sft = [m for m in logged if m.startswith("sft ")]
+    assert sft and "train_loss=" in sft[-1] and "step=" in sft[-1], logged

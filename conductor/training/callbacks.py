@@ -116,3 +116,17 @@ class StepLog(TrainerCallback):
         if self.on_step is not None:
             self.on_step(row)
         return control
+
+
+class LogTo(TrainerCallback):
+    """Hands each of the trainer's log dicts (loss, learning rate, ... with the step) to `on_log`,
+    in place of transformers' PrinterCallback, which prints them: a Prefect task logs them with its
+    run logger while its prints stay plain prints (tasks/training.py says why)."""
+
+    def __init__(self, on_log: Callable[[dict[str, Any]], None]) -> None:
+        self.on_log_fn = on_log
+
+    def on_log(self, args, state, control, logs=None, **kwargs):  # noqa: ANN001
+        if logs:
+            self.on_log_fn({"step": state.global_step, **logs})
+        return control

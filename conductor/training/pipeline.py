@@ -25,9 +25,12 @@ class RunOutcome:
     registered: Any = None  # the tracker's record of the registered model version
 
 
-def ensure_model(config: ConductorTrainingConfig, train: Sequence[Problem]) -> Path:
+def ensure_model(
+    config: ConductorTrainingConfig, train: Sequence[Problem], on_log: Callable[[dict[str, Any]], None] | None = None
+) -> Path:
     """The model GRPO starts from: the configured one when it exists (a local dir or a hub id),
-    else (local profile) the tiny model, SFT-warm-started; an earlier warm start is reused."""
+    else (local profile) the tiny model, SFT-warm-started (its figures to `on_log`, when given);
+    an earlier warm start is reused."""
     path = Path(config.model_name_or_path)
     sft = Path(config.output_dir) / "sft"
     if (sft / "config.json").is_file() and not (path / "config.json").is_file():
@@ -35,7 +38,7 @@ def ensure_model(config: ConductorTrainingConfig, train: Sequence[Problem]) -> P
         return sft
     if (path / "config.json").is_file() or not str(path).startswith(str(config.output_dir)):
         return path
-    return warm_started_tiny(config, train)
+    return warm_started_tiny(config, train, on_log=on_log)
 
 
 def training_split(

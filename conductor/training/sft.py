@@ -3,8 +3,9 @@ workflows before GRPO, so GRPO starts from parseable outputs (reward 0.5) instea
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from conductor.models.tiny import load_tokenizer
 
@@ -19,12 +20,16 @@ def warm_start(
     batch_size: int = 16,
     seed: int = 0,
     use_cpu: bool = True,
+    on_log: Callable[[dict[str, Any]], None] | None = None,
 ) -> Path:
     """Fine-tune `model_dir` on prompt/completion `examples` (loss on the completion only);
-    save model and tokenizer to `out_dir` and return it."""
+    save model and tokenizer to `out_dir` and return it. Every `logging_steps` the trainer's
+    figures (loss, learning rate, token accuracy) go to `on_log` when given, else are printed."""
     from datasets import Dataset
-    from transformers import AutoModelForCausalLM
+    from transformers import AutoModelForCausalLM, PrinterCallback
     from trl import SFTConfig, SFTTrainer
+
+    from conductor.training.callbacks import LogTo
 
     out_dir = Path(out_dir)
     tokenizer = load_tokenizer(model_dir)
@@ -46,7 +51,10 @@ def warm_start(
         activation_checkpointing=False,
         disable_tqdm=True,
     )
-    trainer = SFTTrainer(model=model, args=args, train_dataset=Dataset.from_list(list(examples)), processing_class=tokenizer)
+    trainer = SFTTrainer(model=model, args=args, train_dataset=Dataset.from_list(list(examples)), processing_class=tokenizer,
+                         callbacks=[LogTo(on_log)] if on_log is not None else None)
+    if on_log is not None:
+        trainer.remove_callback(PrinterCallback)
     trainer.train()
     trainer.save_model(str(out_dir))
     tokenizer.save_pretrained(out_dir)

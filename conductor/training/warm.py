@@ -3,8 +3,9 @@ prompts and the workflow format), then the SFT warm start on generated workflows
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from conductor.data.schema import Problem
 from conductor.training.base_model import init_tiny_conductor
@@ -17,11 +18,13 @@ from conductor.models.prompt_format import PromptFormat, write_prompt_format
 
 
 def warm_started_tiny(
-    config: ConductorTrainingConfig, train_problems: Sequence[Problem], *, copies: int | None = None, **shape: int
+    config: ConductorTrainingConfig, train_problems: Sequence[Problem], *, copies: int | None = None,
+    on_log: Callable[[dict[str, Any]], None] | None = None, **shape: int
 ) -> Path:
     """Build `<output_dir>/base`, SFT it into `<output_dir>/sft` and point the config's
     `model_name_or_path` at the result. Only training problems reach the tokenizer (all of
-    them) and SFT (`config.sft_problems` of them, spread over the domains)."""
+    them) and SFT (`config.sft_problems` of them, spread over the domains). SFT's figures go to
+    `on_log` when given (`warm_start`)."""
     apply_torch_threads(config)
     out = Path(config.output_dir)
     all_train = list(train_problems)
@@ -36,7 +39,7 @@ def warm_started_tiny(
     sampling = PoolSampling(randomized=config.randomized_pools, k_min=config.pool_k_min, k_max=config.pool_k_max)
     examples = sft_examples(train_problems, pool, sampling, copies=copies, seed=config.seed, examples=config.few_shot_examples)
     sft_dir = warm_start(base, out / "sft", examples, epochs=config.sft_epochs, learning_rate=config.sft_learning_rate,
-                         seed=config.seed, use_cpu=config.use_cpu)
+                         seed=config.seed, use_cpu=config.use_cpu, on_log=on_log)
     write_prompt_format(sft_dir, PromptFormat(few_shot_examples=config.few_shot_examples))
     config.model_name_or_path = str(sft_dir)
     return sft_dir
