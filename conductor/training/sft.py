@@ -48,6 +48,9 @@ def warm_start(
         logging_steps=10,
         seed=seed,
         use_cpu=use_cpu,
+        # TRL's SFTConfig turns bf16 on by default; on a CPU without bf16 units (this project's
+        # 2-core machines) autocast made each step ~8x slower (3.3 s against 0.4 s at batch 16).
+        bf16=not use_cpu,
         activation_checkpointing=False,
         disable_tqdm=True,
     )
