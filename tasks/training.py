@@ -43,11 +43,12 @@ def problems_task(config: ConductorTrainingConfig) -> tuple[list[Problem], list[
     return training_split(config)
 
 
-# Prints stay prints here (log_prints=False, whatever the flow says). `datasets` fingerprints
-# TRL's dataset transforms with dill, which finds a function's globals by redirecting sys.stdout
-# and reading `dis.dis` back from it; Prefect's print-to-log takes `print(file=None)` for a log
-# line even while sys.stdout is redirected, so dill read nothing back and the run's log got the
-# bytecode instead (~200 lines a warm start). SFT's figures reach the run logger through `on_log`.
+# Prints stay prints in the training tasks (log_prints=False, whatever the flow says).
+# `datasets` fingerprints TRL's dataset transforms with dill, which finds a function's globals
+# by redirecting sys.stdout and reading `dis.dis` back from it; Prefect's print-to-log takes
+# `print(file=None)` for a log line even while sys.stdout is redirected, so dill read nothing
+# back and the run's log got the bytecode instead (~200 lines a warm start, ~10 a GRPO chunk).
+# The trainers' figures reach the run logger through `on_log`.
 @task(name="warm-start", cache_policy=NO_CACHE, retries=1, log_prints=False)
 def warm_start_task(profile: str, output_dir: str, overrides: dict[str, Any], train: list[Problem]) -> str:
     """The model GRPO starts from (an earlier warm start in the run dir is reused on retry)."""
@@ -62,13 +63,15 @@ def _figures(logs: dict[str, Any]) -> str:
 
 
 @task(name="grpo-chunk", cache_policy=NO_CACHE, retries=2, retry_delay_seconds=5,
-      task_run_name="grpo-to-step-{until_step}")
+      task_run_name="grpo-to-step-{until_step}", log_prints=False)  # as warm-start, above
 def grpo_chunk_task(profile: str, output_dir: str, overrides: dict[str, Any], model: str, until_step: int,
                     train: list[Problem], held_out: list[Problem], run_id: str | None = None) -> dict[str, Any]:
     """GRPO up to `until_step`; with a `run_id`, every rollout goes to the warehouse under it."""
     config = config_for(profile, output_dir, {**overrides, "model_name_or_path": model, "max_steps": until_step})
     sink = WarehouseSink.for_settings(run_id=run_id, simulated=pool_is_simulated(config.pool_file)) if run_id else None
-    result: TrainResult = train_grpo(config, train, held_out, resume=True, run_id=run_id, sink=sink)
+    logger = get_run_logger()
+    result: TrainResult = train_grpo(config, train, held_out, resume=True, run_id=run_id, sink=sink,
+                                     on_log=lambda figures: logger.info("grpo %s", _figures(figures)))
     if sink is not None:
         sink.flush()  # the run stays `running` until register_task closes it
     out = asdict(result)

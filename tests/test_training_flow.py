@@ -24,7 +24,13 @@ def test_training_flow_runs_chunks_and_registers(tmp_path, prefect_harness, monk
     overrides = {"model_name_or_path": str(model), "max_steps": 2, "per_device_train_batch_size": 4,
                  "num_generations": 2, "max_completion_length": 32, "eval_every": 0, "early_stopping_patience": 0}
     out = tmp_path / "run"
-    registered = training_flow(output_dir=str(out), chunk_steps=1, overrides=overrides)
+    state = training_flow(output_dir=str(out), chunk_steps=1, overrides=overrides, return_state=True)
+    registered = state.result()
+    # Each chunk logs GRPO's figures, and no bytecode (the warm-start test below says why).
+    logged = _messages(state.state_details.flow_run_id)
+    assert _bytecode(logged) == [], _bytecode(logged)[:5]
+    grpo = [m for m in logged if m.startswith("grpo ")]
+    assert any("step=1 " in m and "reward=" in m for m in grpo) and any("step=2 " in m for m in grpo), logged
     # Two chunks, each ending in a checkpoint the next one resumed from.
     assert sorted(p.name for p in out.glob("checkpoint-*")) == ["checkpoint-1", "checkpoint-2"]
     client = mlflow.MlflowClient(uri)
@@ -48,12 +54,7 @@ def test_the_warm_start_task_logs_sfts_figures_and_no_bytecode(tmp_path, prefect
     through a redirected stdout. Under a flow's log_prints, Prefect took those prints for log
     lines: dill read nothing and the run's log got the bytecode. The task keeps prints as prints
     and logs SFT's figures itself."""
-    import asyncio
-
     from prefect import flow
-    from prefect.client.orchestration import get_client
-    from prefect.client.schemas.filters import LogFilter, LogFilterFlowRunId
-    from prefect.logging.handlers import APILogHandler
 
     from tasks.training import warm_start_task
 
@@ -67,16 +68,33 @@ def test_the_warm_start_task_logs_sfts_figures_and_no_bytecode(tmp_path, prefect
 
     state = warm_start_flow(return_state=True)
     assert (Path(state.result()) / "config.json").is_file()
-
-    async def messages() -> list[str]:
-        await APILogHandler.aflush()  # the run's records reach the server in batches
-        async with get_client() as client:
-            flt = LogFilter(flow_run_id=LogFilterFlowRunId(any_=[state.state_details.flow_run_id]))
-            return [r.message for r in await client.read_logs(log_filter=flt, limit=200)]
-
-    logged = asyncio.run(messages())
+    logged = _messages(state.state_details.flow_run_id)
     assert "a print in the flow is a log line" in logged  # the flow's log_prints is on
-    bytecode = [m for m in logged if any(op in m for op in ("LOAD_FAST", "LOAD_GLOBAL", "RETURN_VALUE", "RESUME"))]
-    assert bytecode == [], bytecode[:5]
+    assert _bytecode(logged) == [], _bytecode(logged)[:5]
     sft = [m for m in logged if m.startswith("sft ")]
     assert sft and "train_loss=" in sft[-1] and "step=" in sft[-1], logged
+
+
+def _messages(flow_run_id) -> list[str]:  # noqa: ANN001
+    """The flow run's log messages (its tasks' included), read back from the Prefect server."""
+    import asyncio
+
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import LogFilter, LogFilterFlowRunId
+    from prefect.client.schemas.sorting import LogSort
+    from prefect.logging.handlers import APILogHandler
+
+    async def read() -> list[str]:
+        await APILogHandler.aflush()  # records reach the server in batches
+        out: list[str] = []
+        async with get_client() as client:
+            flt = LogFilter(flow_run_id=LogFilterFlowRunId(any_=[flow_run_id]))
+            while page := await client.read_logs(log_filter=flt, limit=200, offset=len(out), sort=LogSort.TIMESTAMP_ASC):
+                out += [r.message for r in page]
+        return out
+
+    return asyncio.run(read())
+
+
+def _bytecode(messages: list[str]) -> list[str]:
+    return [m for m in messages if any(op in m for op in ("LOAD_FAST", "LOAD_GLOBAL", "RETURN_VALUE", "RESUME "))]

@@ -8,12 +8,13 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from conductor.config import ExecutionConfig
 from conductor.models.tiny import load_tokenizer
 from conductor.models.prompt_format import PromptFormat, write_prompt_format
 from conductor.data.schema import Problem
-from conductor.training.callbacks import BudgetCallback, HeldOutEval, RewardStatsCheckpoint, StepLog
+from conductor.training.callbacks import BudgetCallback, HeldOutEval, LogTo, RewardStatsCheckpoint, StepLog
 from conductor.training.config import ConductorTrainingConfig, apply_torch_threads
 from conductor.training.dataset import PoolSampling, build_rows, to_dataset, training_pool
 from conductor.training.policy import TransformersPolicy
@@ -102,7 +103,11 @@ def train_grpo(
     on_step: Callable[[dict[str, float]], None] | None = None,
     run_id: str | None = None,
     execution: ExecutionConfig | None = None,
+    on_log: Callable[[dict[str, Any]], None] | None = None,
 ) -> TrainResult:
+    """GRPO over `train_problems`; every logged step goes to `on_step` (reward, format rate, $) and
+    the trainer's own log dicts to `on_log` when given (else transformers prints them)."""
+    from transformers import PrinterCallback
     from trl import GRPOTrainer
 
     t0 = time.perf_counter()
@@ -128,8 +133,10 @@ def train_grpo(
     )
     trainer = GRPOTrainer(
         model=config.model_name_or_path, reward_funcs=[reward], args=config, train_dataset=dataset,
-        processing_class=tokenizer, callbacks=[budget, stats_ckpt, log, held_out],
+        processing_class=tokenizer, callbacks=[budget, stats_ckpt, log, held_out, *([LogTo(on_log)] if on_log else [])],
     )
+    if on_log is not None:
+        trainer.remove_callback(PrinterCallback)
     timer = StepTimer()
     timer.attach(trainer)
     if config.recursion_fraction > 0:
