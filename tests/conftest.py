@@ -28,8 +28,9 @@ os.environ["HF_DATASETS_CACHE"] = os.path.join(_home, "hf-datasets")
 
 @pytest.fixture(scope="session")
 def prefect_harness() -> Iterator[Path]:
-    """One Prefect test server for the whole session (~18-27 s to start on 2 cores): reuse this
-    fixture, never start another harness. Yields the CONDUCTOR_HOME flows write to."""
+    """One Prefect test server per test process (~18-27 s to start on 2 cores; `make test` runs
+    TEST_WORKERS processes, each with its own CONDUCTOR_HOME): reuse this fixture, never start
+    another harness. Yields the CONDUCTOR_HOME flows write to."""
     from prefect.testing.utilities import prefect_test_harness
 
     with prefect_test_harness(server_startup_timeout=120):

@@ -8,15 +8,18 @@ import shutil
 from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from transformers import TrainerCallback
+from transformers import PrinterCallback, TrainerCallback
 
 from conductor.models.prompt_format import PromptFormat, write_prompt_format
 from conductor.training.dataset import PromptRow
 from conductor.training.evaluate import evaluate_policy
 from conductor.training.reward import RewardStats, WorkflowReward
 from conductor.workers.pool import Pool
+
+if TYPE_CHECKING:
+    from transformers import Trainer
 
 STATS_FILE = "conductor_reward_stats.json"
 
@@ -119,9 +122,7 @@ class StepLog(TrainerCallback):
 
 
 class LogTo(TrainerCallback):
-    """Hands each of the trainer's log dicts (loss, learning rate, ... with the step) to `on_log`,
-    in place of transformers' PrinterCallback, which prints them: a Prefect task logs them with its
-    run logger while its prints stay plain prints (tasks/training.py says why)."""
+    """Hands each of the trainer's log dicts (loss, learning rate, ... with the step) to `on_log`."""
 
     def __init__(self, on_log: Callable[[dict[str, Any]], None]) -> None:
         self.on_log_fn = on_log
@@ -130,3 +131,12 @@ class LogTo(TrainerCallback):
         if logs:
             self.on_log_fn({"step": state.global_step, **logs})
         return control
+
+
+def send_logs_to(trainer: Trainer, on_log: Callable[[dict[str, Any]], None] | None) -> None:
+    """With `on_log`, the trainer's log dicts go to it in place of transformers' PrinterCallback,
+    which prints them: a Prefect task logs them with its run logger while its prints stay plain
+    prints (tasks/training.py says why). Without, the trainer prints as before."""
+    if on_log is not None:
+        trainer.remove_callback(PrinterCallback)
+        trainer.add_callback(LogTo(on_log))

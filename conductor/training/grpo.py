@@ -14,7 +14,7 @@ from conductor.config import ExecutionConfig
 from conductor.models.tiny import load_tokenizer
 from conductor.models.prompt_format import PromptFormat, write_prompt_format
 from conductor.data.schema import Problem
-from conductor.training.callbacks import BudgetCallback, HeldOutEval, LogTo, RewardStatsCheckpoint, StepLog
+from conductor.training.callbacks import BudgetCallback, HeldOutEval, RewardStatsCheckpoint, StepLog, send_logs_to
 from conductor.training.config import ConductorTrainingConfig, apply_torch_threads
 from conductor.training.dataset import PoolSampling, build_rows, to_dataset, training_pool
 from conductor.training.policy import TransformersPolicy
@@ -107,7 +107,6 @@ def train_grpo(
 ) -> TrainResult:
     """GRPO over `train_problems`; every logged step goes to `on_step` (reward, format rate, $) and
     the trainer's own log dicts to `on_log` when given (else transformers prints them)."""
-    from transformers import PrinterCallback
     from trl import GRPOTrainer
 
     t0 = time.perf_counter()
@@ -133,10 +132,9 @@ def train_grpo(
     )
     trainer = GRPOTrainer(
         model=config.model_name_or_path, reward_funcs=[reward], args=config, train_dataset=dataset,
-        processing_class=tokenizer, callbacks=[budget, stats_ckpt, log, held_out, *([LogTo(on_log)] if on_log else [])],
+        processing_class=tokenizer, callbacks=[budget, stats_ckpt, log, held_out],
     )
-    if on_log is not None:
-        trainer.remove_callback(PrinterCallback)
+    send_logs_to(trainer, on_log)
     timer = StepTimer()
     timer.attach(trainer)
     if config.recursion_fraction > 0:
