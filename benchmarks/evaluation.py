@@ -22,11 +22,16 @@ costs, table and plots) over all methods, against the sum of the ideals. The Pre
 started and warmed before the clock starts. Code problems are left out: their verification runs
 in the sandbox, which benchmarks/sandbox.py measures on its own.
 
-The harness's cost is mostly fixed per run (server, MLflow, plots) and per call (CPU on the
-event loop), so its share shrinks as calls get slower: run it at 50 ms (a stress test; real
-model calls take seconds) and at 500 ms.
+The harness's cost is partly per call (CPU on the event loop, ~0.5 ms a call) and partly per
+flow run (Prefect's tasks, trace writes, costs, table, plots, the MLflow run: ~3-4 s), so its
+share shrinks as calls get slower. The goal is judged at 500 ms per call (the default): a fixed
+latency makes each method's critical path known, and 500 ms is the fast end of a real model
+call (the paper's workers take seconds; the `paper-sim` pool 2-9 s). `--latency-ms 50` is a
+stress run: 200 problems x 7 methods are then 10.7 s of calls, the library path's per-call CPU
+takes ~0.8 s of the 10 % (1.07 s), and what is left (~0.3 s) cannot hold the plots and the MLflow
+run the issue asks for, whatever the harness does per call. Both are in docs/benchmarks.md.
 
-    python benchmarks/evaluation.py [--problems 200] [--latency-ms 50] [--flow-variants all|main]
+    python benchmarks/evaluation.py [--problems 200] [--latency-ms 500] [--flow-variants all|main]
                                     [--write docs/benchmarks.md]
 """
 
@@ -97,10 +102,12 @@ async def floor_run(depths: list[int], latency_s: float, in_flight: int) -> floa
     return time.perf_counter() - t0
 
 
-async def library_run(spec: str, pool_file: Path, problems: list) -> tuple[float, float, list]:
-    """(wall s, this process's CPU s (every thread), traces) of one method over `problems`."""
+async def library_run(spec: str, pool_file: Path, problems: list, latency_scale: float = 1.0
+                      ) -> tuple[float, float, list]:
+    """(wall s, this process's CPU s (every thread), traces) of one method over `problems`;
+    `latency_scale` 0 for the untimed run, which only fills the simulator's caches."""
     method = method_from_spec(spec, pool_file, problems=problems)
-    async with method.open_pool(BuildContext(problems=problems)) as pool:
+    async with method.open_pool(BuildContext(problems=problems, latency_scale=latency_scale)) as pool:
         t0, c0 = time.perf_counter(), time.process_time()
         traces = await solve_many([Task.of(p) for p in problems], pool, method.planner, config=method.execution)
         return time.perf_counter() - t0, time.process_time() - c0, traces
@@ -150,9 +157,10 @@ def main(ns: argparse.Namespace) -> str:
     problems_file = tmp / "problems.jsonl"
     problems_file.write_text("".join(p.model_dump_json() + "\n" for p in bank))
     latency = ns.latency_ms / 1000
-    rows, total_ideal, total_exact, total_floor, total_calls = [], 0.0, 0.0, 0.0, 0
+    rows, total_ideal, total_exact, total_floor, total_calls, total_wall = [], 0.0, 0.0, 0.0, 0, 0.0
     for spec in METHODS:
-        asyncio.run(library_run(spec, pool_file, bank))  # untimed: the simulator's one-off answer checks
+        # Untimed, without the sleeps: the simulator's one-off answer checks (module-level caches).
+        asyncio.run(library_run(spec, pool_file, bank, latency_scale=0.0))
         wall, cpu, traces = asyncio.run(library_run(spec, pool_file, bank))
         in_flight = method_from_spec(spec, pool_file, problems=bank).execution.questions_in_flight
         ideal = ideal_s(traces, latency, in_flight)
@@ -162,6 +170,7 @@ def main(ns: argparse.Namespace) -> str:
         total_ideal, total_exact, total_floor = total_ideal + ideal, total_exact + exact, total_floor + floor
         calls = sum(c.role == "worker" for t in traces for c in t.all_calls())  # a template's plan is no call
         total_calls += calls
+        total_wall += wall
         rows.append(f"| {spec} | {len(traces)} | {calls} | {ideal:.2f} | {exact:.2f} | {floor:.2f} | {wall:.2f}"
                     f" | {wall / ideal:.3f} | {wall / exact:.3f} | {cpu:.2f} | {1000 * cpu / calls:.3f} |")
         print(rows[-1], flush=True)
@@ -173,6 +182,16 @@ def main(ns: argparse.Namespace) -> str:
                          f" {flow_wall / total_exact:.3f} | {flow_cpu:.2f} | {1000 * flow_cpu / total_calls:.3f} |")
         print(flow_rows[-1])
     flow_row = "\n".join(flow_rows)
+    # What the flow adds beyond the library path (Prefect, trace writes, costs, table, plots, MLflow),
+    # and what the goal leaves for it once the library path has taken its share: the reason one
+    # latency meets the goal and another cannot.
+    own = ""
+    if flows:
+        flow_wall = next(iter(flows.values()))[0]
+        budget = 1.10 * total_exact - total_wall
+        own = (f"\nThe whole flow took {flow_wall - total_wall:.2f} s more than the same methods on the library path"
+               f" ({total_wall:.2f} s in all): Prefect's tasks, the trace writes, costs, table, plots and the MLflow"
+               f" run. The goal (wall ÷ calls ≤ 1.10) leaves {budget:.2f} s for that here.\n")
 
     def verdict_of(column: int, name: str) -> str:
         met = sum(float(r.split("|")[column]) <= 1.10 for r in rows)
@@ -199,14 +218,15 @@ def main(ns: argparse.Namespace) -> str:
         f" method, 16 questions in flight, 1 provider slot) through Prefect, DuckDB, the costs table, the plots and"
         f" the MLflow run (server and MLflow store warmed first); the rows below the first change one thing each."
         f"\n\n{head}"
-        + "\n".join(rows) + "\n" + flow_row + "\n" + verdict
+        + "\n".join(rows) + "\n" + flow_row + "\n" + verdict + own
     )
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--problems", type=int, default=200)
-    parser.add_argument("--latency-ms", type=float, default=50.0)
+    parser.add_argument("--latency-ms", type=float, default=500.0,
+                        help="every simulated call's latency (default 500, the goal's yardstick; 50 is a stress run)")
     parser.add_argument("--write", type=Path, help="update the evaluation section of this markdown file")
     parser.add_argument("--no-flow", dest="flow", action="store_false",
                         help="the library rows only (no Prefect server, no flow runs)")
@@ -215,7 +235,8 @@ if __name__ == "__main__":
     ns = parser.parse_args()
     section = main(ns)
     if ns.write:
-        key = "evaluation" if ns.latency_ms == 50 else f"evaluation-{ns.latency_ms:g}ms"
-        title = "Evaluation harness overhead" + ("" if ns.latency_ms == 50 else f" at {ns.latency_ms:g} ms per call")
+        key = f"evaluation-{ns.latency_ms:g}ms"
+        title = f"Evaluation harness overhead at {ns.latency_ms:g} ms per call" + (
+            " (the goal's yardstick)" if ns.latency_ms == 500 else " (stress run)" if ns.latency_ms < 500 else "")
         write_section(ns.write, key, title, section)
         print(f"wrote {ns.write}")
