@@ -160,13 +160,14 @@ def plot(
                    "mix": wh.workflow_mix(store, run)}
         curve = wh.training_curve(store, run)
     target = out or Settings().home / "plots" / run
-    written = write_plots(figures, target, simulated=any(r["simulated"] for r in runs))
+    simulated = any(r["simulated"] for r in runs)
+    written = write_plots(figures, target, simulated=simulated)
     if curve:
         written.append(plots.training_curves([c["step"] for c in curve],
                                              {"reward": [c["reward"] for c in curve],
                                               "format rate": [c["parse_rate"] for c in curve],
                                               "accuracy": [c["accuracy"] for c in curve]},
-                                             target / "training_curves.png"))
+                                             target / "training_curves.png", simulated=simulated))
     if not written:
         raise typer.Exit(_nothing(run))
     for path in written:

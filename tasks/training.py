@@ -19,18 +19,13 @@ from prefect.cache_policies import NO_CACHE
 from conductor.config import load_settings
 from conductor.data.schema import Problem
 from conductor.trace import Trace
-from conductor.workers.pool import read_pool_file
 from conductor.training.config import ConductorTrainingConfig, profile_config
 from conductor.training.grpo import TrainResult, train_grpo
 from conductor.training.pipeline import ensure_model, training_split
+from conductor.workers.pool import pool_is_simulated
 from warehouse.records import Run
 from warehouse.staging import ingest_staged, stage_traces
 from warehouse.store import TraceStore
-
-
-def pool_is_simulated(pool_file: str | Path) -> bool:
-    """A run is labelled simulated when any worker of its pool is (its figures describe the simulation)."""
-    return any(w.provider == "simulated" for w in read_pool_file(pool_file).workers)
 
 
 def config_for(profile: str, output_dir: str, overrides: dict[str, Any]) -> ConductorTrainingConfig:
@@ -86,7 +81,8 @@ def register_task(params: dict[str, Any], chunks: list[dict[str, Any]], run_id: 
     from registry.runs import TrainingRun
 
     last = chunks[-1]
-    with TrainingRun(params, run_name="conductor-grpo") as run:
+    simulated = pool_is_simulated(params["pool_file"])
+    with TrainingRun(params, simulated=simulated, run_name="conductor-grpo") as run:
         history = [row for c in chunks for row in c["history"]]
         evals = [row for c in chunks for row in c["eval_history"]]
         for row in history:
@@ -94,7 +90,6 @@ def register_task(params: dict[str, Any], chunks: list[dict[str, Any]], run_id: 
         logged = run.finish(last["model_dir"], history=history, eval_history=evals, samples=last["samples"],
                             summary={"usd_total": last["usd"], "calls_total": last["calls"], "steps_done": last["steps"]})
     if run_id:
-        simulated = pool_is_simulated(params["pool_file"]) if params.get("pool_file") else None
         WarehouseSink.for_settings(run_id=run_id, simulated=simulated).close("finished", mlflow_run_id=logged.run_id)
     return {"run_id": logged.run_id, "model_uri": logged.model.model_uri if logged.model else "",
             "version": logged.model.version if logged.model else ""}

@@ -12,6 +12,7 @@ from PIL import Image
 from typer.testing import CliRunner
 
 from conductor.data.synthetic import generate_bank
+from conductor.evaluation import plots
 from warehouse import evaluation as wh
 from warehouse.store import TraceStore
 
@@ -117,13 +118,17 @@ def test_a_bad_method_is_one_clear_line(prefect_harness: Path, tmp_path: Path) -
     assert res.exit_code == 2 and "no worker 'gpt-9'" in res.output
 
 
-def test_plot_of_a_training_run_draws_its_curves(tmp_path: Path) -> None:
+@pytest.mark.parametrize("simulated", [True, False])
+def test_plot_of_a_training_run_draws_its_curves(tmp_path: Path, monkeypatch, simulated: bool) -> None:
     from conductor.cli.main import app
     from warehouse.records import Run
 
+    titles = []
+    save = plots._save
+    monkeypatch.setattr(plots, "_save", lambda fig, path, title, sim: titles.append((title, sim)) or save(fig, path, title, sim))
     db = tmp_path / "wh.duckdb"
     with TraceStore(db) as store:
-        store.write_runs([Run(run_id="train-1", kind="train", status="finished")])
+        store.write_runs([Run(run_id="train-1", kind="train", status="finished", simulated=simulated)])
         for step in range(5):
             store.write_training_metrics("train-1", step, {"reward": 0.5 + step / 10, "parse_rate": 0.9,
                                                            "accuracy": 0.3 + step / 20})
@@ -131,6 +136,7 @@ def test_plot_of_a_training_run_draws_its_curves(tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     with Image.open(tmp_path / "p" / "training_curves.png") as im:
         assert im.size == (800, 500) and len(set(im.convert("L").getdata())) > 10
+    assert titles == [("Training curves", simulated)]  # labelled as its run is
 
 
 def test_plot_of_a_run_with_nothing_to_plot_says_so(tmp_path: Path) -> None:

@@ -63,13 +63,19 @@ def test_each_plot_is_a_png_of_the_expected_size(tmp_path: Path) -> None:
                              tmp_path / "bars.png"),
         plots.worker_usage_heatmap({("w1", "math"): 3, ("w2", "code"): 5}, tmp_path / "usage.png"),
         plots.workflow_lengths({1: 4, 4: 6}, {"single": 4, "fan_out_aggregate": 6}, tmp_path / "lengths.png"),
-        plots.training_curves([0, 1, 2], {"reward": [0.2, 0.5, 0.7], "accuracy": [None, 0.3, 0.4]}, tmp_path / "curves.png"),
+        plots.training_curves([0, 1, 2], {"reward": [0.2, 0.5, 0.7], "accuracy": [None, 0.3, 0.4]}, tmp_path / "curves.png",
+                              simulated=True),
     ]
     for f in files:
         assert f.stat().st_size > 5_000
         with Image.open(f) as im:
             assert im.format == "PNG" and im.size == (800, 500)
             assert len(set(im.convert("L").getdata())) > 10  # something is drawn, not a blank canvas
+    # The training run's MLflow curves: one 7-inch-wide panel per logged figure, plus held-out accuracy.
+    history = [{"step": s, "reward": 0.1 * s, "format_rate": 1.0} for s in (1, 2, 3)]
+    f = plots.training_history(history, [{"step": 3, "eval_accuracy": 0.6}], tmp_path / "history.png", simulated=False)
+    with Image.open(f) as im:
+        assert im.format == "PNG" and im.size == (700, 660) and len(set(im.convert("L").getdata())) > 10
 
 
 def test_paired_section_compares_each_method_with_the_baseline_on_shared_problems() -> None:

@@ -18,10 +18,16 @@ def store(tmp_path, monkeypatch) -> str:
     return uri
 
 
-def test_run_logs_params_metrics_artifacts_and_registers_challenger(tmp_path, store) -> None:
+def test_run_logs_params_metrics_artifacts_and_registers_challenger(tmp_path, store, monkeypatch) -> None:
+    from conductor.evaluation import plots
+
+    titles = []
+    save = plots._save
+    monkeypatch.setattr(plots, "_save", lambda fig, path, title, sim: titles.append((title, sim)) or save(fig, path, title, sim))
     model_dir = build_tiny_causal_lm(tmp_path / "m", hidden_size=16, seed=1)
     history = [{"step": s, "reward": 0.5 + 0.1 * s, "format_rate": 1.0, "usd_total": 0.01 * s} for s in (1, 2, 3)]
-    with TrainingRun({"learning_rate": 3e-4, "pool_file": "local.yaml", "report_to": ["none"]}, run_name="t") as run:
+    with TrainingRun({"learning_rate": 3e-4, "pool_file": "local.yaml", "report_to": ["none"]}, simulated=False,
+                     run_name="t") as run:
         for row in history:
             run.log_step(row)
         logged = run.finish(
@@ -37,6 +43,9 @@ def test_run_logs_params_metrics_artifacts_and_registers_challenger(tmp_path, st
         a.path for a in client.list_artifacts(logged.run_id, "plots")
     }
     assert "plots/curves.png" in artifacts and "sample_workflows.json" in artifacts
+    # A run on a real pool: neither its curves nor its tags say simulated (the curves always did).
+    assert titles == [("Conductor GRPO", False)]
+    assert data.tags["conductor.simulated"] == "false" and data.tags["conductor.kind"] == "training"
     # Registered as a new version with alias challenger, resolvable to the model directory.
     version = client.get_model_version_by_alias(REGISTERED_MODEL, "challenger")
     assert str(version.version) == logged.model.version and version.run_id == logged.run_id
@@ -48,13 +57,15 @@ def test_run_logs_params_metrics_artifacts_and_registers_challenger(tmp_path, st
 
 
 def test_second_run_is_a_new_version_and_moves_the_alias(tmp_path, store) -> None:
-    versions = []
+    versions, run_ids = [], []
     for seed in (1, 2):
         model_dir = build_tiny_causal_lm(tmp_path / f"m{seed}", hidden_size=16, seed=seed)
-        with TrainingRun({"seed": seed}) as run:
+        with TrainingRun({"seed": seed}, simulated=True) as run:
             versions.append(run.finish(model_dir).model.version)
+            run_ids.append(run.run_id)
     assert versions == ["1", "2"]
     client = mlflow.MlflowClient(store)
+    assert {client.get_run(r).data.tags["conductor.simulated"] for r in run_ids} == {"true"}
     assert str(client.get_model_version_by_alias(REGISTERED_MODEL, "challenger").version) == "2"
     local = resolve_model_uri("models:/conductor/1", tmp_path / "v1")
     assert (local / "model.safetensors").read_bytes() == (tmp_path / "m1" / "model.safetensors").read_bytes()

@@ -50,10 +50,9 @@ def _sink(config):  # noqa: ANN001, ANN202
     """The warehouse's rollout sink, found through the `conductor.training_sinks` entry point."""
     from importlib.metadata import entry_points
 
-    import yaml
+    from conductor.workers.pool import pool_is_simulated
 
-    # The run is labelled simulated when any worker of its pool is (its figures describe the simulation).
-    simulated = "simulated" in str(yaml.safe_load(Path(config.pool_file).read_text()))
+    simulated = pool_is_simulated(config.pool_file)
     for ep in entry_points(group="conductor.training_sinks"):
         if ep.name == "warehouse":
             return ep.load()(params={"profile_output_dir": config.output_dir, "max_steps": config.max_steps,

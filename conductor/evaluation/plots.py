@@ -12,6 +12,7 @@ import matplotlib
 
 matplotlib.use("Agg")  # no display: files only
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 SIZE_IN = (8.0, 5.0)
 DPI = 100  # 800 x 500 px
@@ -131,14 +132,41 @@ def workflow_lengths(lengths: dict[int, int], shapes: dict[str, int], path: Path
     return _save(fig, path, "Workflow length and shape", simulated)
 
 
-def training_curves(steps: Sequence[int], series: dict[str, Sequence[float | None]], path: Path) -> Path:
-    """series[name] = value per step (None where not logged): reward, format rate, accuracy."""
+def training_curves(steps: Sequence[int], series: dict[str, Sequence[float | None]], path: Path, *,
+                    simulated: bool) -> Path:
+    """series[name] = value per step (None where not logged): reward, format rate, accuracy, from
+    the warehouse (`conductor plot RUN`)."""
     fig, ax = plt.subplots(figsize=SIZE_IN)
     for name, values in series.items():
         pts = [(s, v) for s, v in zip(steps, values) if v is not None]
         if pts:
             ax.plot([s for s, _ in pts], [v for _, v in pts], marker=".", label=name)
     ax.set_xlabel("step")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # steps are whole numbers
     ax.legend()
     ax.grid(alpha=0.3)
-    return _save(fig, path, "Training curves", False)
+    return _save(fig, path, "Training curves", simulated)
+
+
+# The trainer's per-step figures, in panel order (those a run logged).
+HISTORY_PANELS = ("reward", "reward_std", "format_rate", "accuracy", "calls_per_rollout", "usd_per_rollout", "usd_total")
+
+
+def training_history(history: Sequence[dict[str, float]], eval_history: Sequence[dict[str, float]], path: Path, *,
+                     simulated: bool) -> Path:
+    """The trainer's logged figures, one panel each, and held-out accuracy at each evaluation: the
+    training run's `plots/curves.png` in MLflow."""
+    names = [n for n in HISTORY_PANELS if any(n in row for row in history)]
+    fig, axes = plt.subplots(len(names) + bool(eval_history), 1, figsize=(7, 2.2 * (len(names) + 1)), sharex=True,
+                             squeeze=False)
+    for ax, name in zip(axes[:, 0], names):
+        rows = [r for r in history if name in r]
+        ax.plot([r["step"] for r in rows], [r[name] for r in rows])
+        ax.set_ylabel(name, fontsize=8)
+    if eval_history:
+        ax = axes[-1, 0]
+        ax.plot([r["step"] for r in eval_history], [r["eval_accuracy"] for r in eval_history], marker="o")
+        ax.set_ylabel("held-out accuracy", fontsize=8)
+    axes[-1, 0].set_xlabel("step")
+    axes[-1, 0].xaxis.set_major_locator(MaxNLocator(integer=True))
+    return _save(fig, path, "Conductor GRPO", simulated)

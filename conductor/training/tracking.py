@@ -21,6 +21,7 @@ class Tracker(Protocol):
                summary: Mapping[str, float] = {}) -> Any: ...
 
 
+# Called as `factory(params, simulated=...)`: `simulated` labels the run and its plots.
 TrackerFactory = Callable[..., Tracker]
 
 

@@ -73,6 +73,12 @@ def read_pool_file(path: str | Path) -> PoolFile:
     return _parse_pool_file(path, path.resolve(), st.st_ino, st.st_size, st.st_mtime_ns).model_copy(deep=True)
 
 
+def pool_is_simulated(path: str | Path) -> bool:
+    """A run on this pool is labelled simulated when any of its workers is: its figures then
+    describe the simulation, not models."""
+    return any(w.provider == "simulated" for w in read_pool_file(path).workers)
+
+
 @functools.lru_cache(maxsize=64)
 def _parse_pool_file(path: Path, resolved: Path, _inode: int, _size: int, _mtime_ns: int) -> PoolFile:
     """`path` as the caller named it (for messages); `resolved` and the rest: which file and version."""
