@@ -35,7 +35,8 @@ class BenchmarkBar:
 
 def _save(fig: plt.Figure, path: Path, title: str, simulated: bool) -> Path:
     fig.suptitle(title + ("  (SIMULATED pool)" if simulated else ""), fontsize=11)
-    fig.tight_layout()
+    if fig.get_layout_engine() is None:  # a tall figure brings constrained layout, which keeps the title clear
+        fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=DPI)
     plt.close(fig)
@@ -158,7 +159,7 @@ def training_history(history: Sequence[dict[str, float]], eval_history: Sequence
     training run's `plots/curves.png` in MLflow."""
     names = [n for n in HISTORY_PANELS if any(n in row for row in history)]
     fig, axes = plt.subplots(len(names) + bool(eval_history), 1, figsize=(7, 2.2 * (len(names) + 1)), sharex=True,
-                             squeeze=False)
+                             squeeze=False, layout="constrained")
     for ax, name in zip(axes[:, 0], names):
         rows = [r for r in history if name in r]
         ax.plot([r["step"] for r in rows], [r[name] for r in rows])
