@@ -32,8 +32,8 @@ from conductor.workers.pool import read_pool_file
 from flows.curation import curation_flow
 from conductor.evaluation.report import artifact_markdown, costs_markdown, write_plots, write_table
 from tasks.evaluation import (
-    drain_trace_writes, ensure_provider_limits, finish_evaluation, log_evaluation, provider_limit_name, record_runs,
-    solve_benchmark, start_evaluation,
+    drain_trace_writes, ensure_provider_limits, finish_evaluation, log_evaluation, open_mlflow_in_background,
+    provider_limit_name, record_runs, solve_benchmark, start_evaluation,
 )
 from warehouse.records import Run
 
@@ -147,6 +147,8 @@ def evaluation_flow(cfg: EvalConfig, db_path: str | None = None,
     # Dead runs abandoned, the problems and every run row (parent first) in one task and one
     # DuckDB open, before the first call is paid for.
     start_evaluation(quote(chosen), [parent, *runs], db_path)
+    # MLflow's import and store check overlap the calls instead of following them.
+    opening = open_mlflow_in_background() if cfg.log_to_mlflow else None
     futures = []
     # Threads of this process: a task returns once its last batch is handed to this process's
     # trace writer, and the next starts solving while it is written (~0.2 s a task); the flow waits
@@ -188,6 +190,7 @@ def evaluation_flow(cfg: EvalConfig, db_path: str | None = None,
     (Path(out_dir) / "costs.md").write_text(costs, encoding="utf-8")
     mlflow_run = None
     if cfg.log_to_mlflow:
+        opening.join()
         mlflow_run = log_evaluation(evaluation_id, cfg.model_dump(mode="json") | {"benchmarks": sorted(benchmarks)},
                                     figures["scores"], table, costs, [str(p) for p in plots], simulated)
     create_markdown_artifact(key="evaluation-results",

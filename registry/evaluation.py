@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
 import mlflow
 
@@ -56,12 +57,29 @@ def evaluation_metrics(scores: Sequence[Mapping[str, Any]]) -> dict[str, float]:
     return out
 
 
+def open_evaluation_store(uri: str | None = None) -> str:
+    """The evaluation experiment's id, made if need be: the slow first part of `log_evaluation`
+    in a fresh process (importing MLflow, making or checking its SQLite tables: seconds), which
+    a flow can do while its calls run."""
+    return use_store(uri or tracking_uri(), experiment=EXPERIMENT)
+
+
+def prepare_evaluation_store() -> None:
+    """What a flow can do while its calls run, so that `log_evaluation` does not wait for it after
+    them: import MLflow (importing this module does) and, for a store on this machine (SQLite or
+    files), make or check its tables and the experiment. A tracking server is not contacted: an
+    unreachable one would hold the caller through MLflow's HTTP retries (minutes)."""
+    uri = tracking_uri()
+    if urlparse(uri).scheme in ("", "file", "sqlite"):
+        open_evaluation_store(uri)
+
+
 def log_evaluation(evaluation_id: str, *, params: Mapping[str, Any], scores: Sequence[Mapping[str, Any]],
                    table_markdown: str, costs_markdown: str, plots: Sequence[str | Path], simulated: bool,
                    uri: str | None = None) -> LoggedEvaluation:
     """One finished MLflow run for the evaluation; returns where it is."""
     uri = uri or tracking_uri()
-    experiment_id = use_store(uri, experiment=EXPERIMENT)
+    experiment_id = open_evaluation_store(uri)
     name = f"evaluation-{evaluation_id[:8]}" + ("-simulated" if simulated else "")
     with mlflow.start_run(experiment_id=experiment_id, run_name=name) as run:
         mlflow.set_tags({"conductor.evaluation_id": evaluation_id, "conductor.simulated": str(simulated).lower(),

@@ -203,3 +203,44 @@ def test_conductor_pricing_choices_are_exclusive(tmp_path: Path) -> None:
     with pytest.raises(MethodSpecError, match="not both"):
         method_from_spec(f"conductor:{tmp_path}", REPO / "deployments" / "pools" / "local.yaml",
                          conductor_usd_per_gpu_hour=1.0, conductor_prices=Prices(input=1, output=1))
+
+
+def test_mlflow_is_opened_while_the_calls_run(prefect_harness: Path, tmp_path: Path, monkeypatch) -> None:
+    """MLflow's import and store check (seconds in a fresh process) overlap the calls: the
+    evaluation's experiment is opened before its last question ends, not after, and opened
+    again, quickly, by the logging itself."""
+    from datetime import UTC, datetime, timedelta
+
+    import registry.evaluation as reg
+
+    opened: list[datetime] = []
+    real = reg.open_evaluation_store
+    monkeypatch.setattr(reg, "open_evaluation_store", lambda uri=None: opened.append(datetime.now(UTC)) or real(uri))
+    pool = yaml.safe_load((REPO / "deployments" / "pools" / "local.yaml").read_text())
+    for w in pool["workers"]:
+        w["options"]["latency_ms"] = {"median": 1000, "sigma": 0.0}  # one question: a 1 s call
+    (tmp_path / "pool.yaml").write_text(yaml.safe_dump(pool))
+    problem = next(p for p in generate_bank(20, seed=4) if p.domain == "math")
+    (tmp_path / "p.jsonl").write_text(problem.model_dump_json() + "\n")
+    result = evaluation_flow(EvalConfig(methods=["single:sim-small"], problems_file=tmp_path / "p.jsonl",
+                                        pool_file=tmp_path / "pool.yaml", out_dir=tmp_path / "out"),
+                             db_path=str(tmp_path / "wh.duckdb"))
+    with TraceStore(tmp_path / "wh.duckdb") as store:
+        (trace,) = store.query("SELECT created_at, wall_s FROM traces").to_pylist()
+    ended = trace["created_at"] + timedelta(seconds=trace["wall_s"])
+    assert trace["wall_s"] >= 1.0 and len(opened) == 2
+    assert opened[0] < ended < opened[1]  # early, during the call; then log_evaluation's own
+    assert result.mlflow_run is not None and _mlflow_run(result.evaluation_id).info.status == "FINISHED"
+
+
+def test_only_a_local_mlflow_store_is_opened_early(monkeypatch, tmp_path: Path) -> None:
+    """A tracking server is left to `log_evaluation`: an unreachable one would hold the early
+    thread, and the process's exit, through MLflow's HTTP retries."""
+    import registry.evaluation as reg
+
+    opened: list[str] = []
+    monkeypatch.setattr(reg, "open_evaluation_store", lambda uri=None: opened.append(uri))
+    for uri in ("http://127.0.0.1:9", f"sqlite:///{tmp_path / 'mlflow.db'}", str(tmp_path / "mlruns")):
+        monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
+        reg.prepare_evaluation_store()
+    assert opened == [f"sqlite:///{tmp_path / 'mlflow.db'}", str(tmp_path / "mlruns")]
