@@ -49,3 +49,20 @@ def fast_pool(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("pool") / "fast.yaml"
     path.write_text(yaml.safe_dump(pool))
     return path
+
+
+@pytest.fixture
+def plot_titles(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, bool]]:
+    """(title, simulated) of every plot saved during the test, in order: how each PNG was
+    labelled, which the pixels do not say. The plots are still drawn and saved."""
+    from conductor.evaluation import plots
+
+    titles: list[tuple[str, bool]] = []
+    save = plots._save
+
+    def spy(fig, path: Path, title: str, simulated: bool) -> Path:  # noqa: ANN001
+        titles.append((title, simulated))
+        return save(fig, path, title, simulated)
+
+    monkeypatch.setattr(plots, "_save", spy)
+    return titles

@@ -12,7 +12,6 @@ from PIL import Image
 from typer.testing import CliRunner
 
 from conductor.data.synthetic import generate_bank
-from conductor.evaluation import plots
 from warehouse import evaluation as wh
 from warehouse.store import TraceStore
 
@@ -119,13 +118,10 @@ def test_a_bad_method_is_one_clear_line(prefect_harness: Path, tmp_path: Path) -
 
 
 @pytest.mark.parametrize("simulated", [True, False])
-def test_plot_of_a_training_run_draws_its_curves(tmp_path: Path, monkeypatch, simulated: bool) -> None:
+def test_plot_of_a_training_run_draws_its_curves(tmp_path: Path, plot_titles: list, simulated: bool) -> None:
     from conductor.cli.main import app
     from warehouse.records import Run
 
-    titles = []
-    save = plots._save
-    monkeypatch.setattr(plots, "_save", lambda fig, path, title, sim: titles.append((title, sim)) or save(fig, path, title, sim))
     db = tmp_path / "wh.duckdb"
     with TraceStore(db) as store:
         store.write_runs([Run(run_id="train-1", kind="train", status="finished", simulated=simulated)])
@@ -136,7 +132,7 @@ def test_plot_of_a_training_run_draws_its_curves(tmp_path: Path, monkeypatch, si
     assert res.exit_code == 0, res.output
     with Image.open(tmp_path / "p" / "training_curves.png") as im:
         assert im.size == (800, 500) and len(set(im.convert("L").getdata())) > 10
-    assert titles == [("Training curves", simulated)]  # labelled as its run is
+    assert plot_titles == [("Training curves", simulated)]  # labelled as its run is
 
 
 def test_plot_of_a_run_with_nothing_to_plot_says_so(tmp_path: Path) -> None:

@@ -18,12 +18,7 @@ def store(tmp_path, monkeypatch) -> str:
     return uri
 
 
-def test_run_logs_params_metrics_artifacts_and_registers_challenger(tmp_path, store, monkeypatch) -> None:
-    from conductor.evaluation import plots
-
-    titles = []
-    save = plots._save
-    monkeypatch.setattr(plots, "_save", lambda fig, path, title, sim: titles.append((title, sim)) or save(fig, path, title, sim))
+def test_run_logs_params_metrics_artifacts_and_registers_challenger(tmp_path, store, plot_titles) -> None:
     model_dir = build_tiny_causal_lm(tmp_path / "m", hidden_size=16, seed=1)
     history = [{"step": s, "reward": 0.5 + 0.1 * s, "format_rate": 1.0, "usd_total": 0.01 * s} for s in (1, 2, 3)]
     with TrainingRun({"learning_rate": 3e-4, "pool_file": "local.yaml", "report_to": ["none"]}, simulated=False,
@@ -44,7 +39,7 @@ def test_run_logs_params_metrics_artifacts_and_registers_challenger(tmp_path, st
     }
     assert "plots/curves.png" in artifacts and "sample_workflows.json" in artifacts
     # A run on a real pool: neither its curves nor its tags say simulated (the curves always did).
-    assert titles == [("Conductor GRPO", False)]
+    assert plot_titles == [("Conductor GRPO", False)]
     assert data.tags["conductor.simulated"] == "false" and data.tags["conductor.kind"] == "training"
     # Registered as a new version with alias challenger, resolvable to the model directory.
     version = client.get_model_version_by_alias(REGISTERED_MODEL, "challenger")
