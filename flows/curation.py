@@ -1,5 +1,6 @@
 """The curation flow: one cached load task per source, a cached curation task, the files written,
-and the manifest published as a Prefect table artifact."""
+the problems and data sets recorded in the warehouse (`datasets`, `dataset_problems`), and the
+manifest published as a Prefect table artifact."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ from prefect import flow
 from prefect.artifacts import create_table_artifact
 
 from conductor.data.curate import CurationConfig, Manifest
-from tasks.curate import CACHED, cache_dirs, curate_task, input_fingerprint, load_source_task, write_task
+from tasks.curate import (CACHED, cache_dirs, curate_task, input_fingerprint, load_source_task, record_task,
+                          write_task)
 
 
 _DEFAULT = {name: field.default for name, field in CurationConfig.model_fields.items()}
@@ -16,9 +18,10 @@ _DEFAULT = {name: field.default for name, field in CurationConfig.model_fields.i
 @flow(name="curation", log_prints=True)
 def curation_flow(out: str, profile: str = _DEFAULT["profile"], total: int = _DEFAULT["total"],
                   seed: int = _DEFAULT["seed"], on_error: str = _DEFAULT["on_error"],
-                  bank: bool = _DEFAULT["bank"]) -> Manifest:
+                  bank: bool = _DEFAULT["bank"], db_path: str | None = None) -> Manifest:
     """Curate into `out` (the parameters are `CurationConfig`'s fields, with its defaults); the
-    generated bank's sources join when `bank`."""
+    generated bank's sources join when `bank`. The sets are recorded in the warehouse at `db_path`
+    (default: the profile's)."""
     config = CurationConfig(profile=profile, total=total, seed=seed, on_error=on_error,  # type: ignore[arg-type]
                             bank=bank)
     results, keys = cache_dirs()
@@ -28,6 +31,7 @@ def curation_flow(out: str, profile: str = _DEFAULT["profile"], total: int = _DE
     reports = {name: f.result() for name, f in futures.items()}
     curated = curate_task.with_options(cache_policy=policy, result_storage=results)(reports, config)
     manifest = write_task(curated, config, out)
+    record_task(curated, manifest, out, db_path)
     create_table_artifact(
         key="curation-manifest",
         table=manifest.table(),

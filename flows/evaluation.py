@@ -35,7 +35,7 @@ from tasks.evaluation import (
     drain_trace_writes, ensure_provider_limits, finish_evaluation, log_evaluation, open_mlflow_in_background,
     provider_limit_name, record_runs, solve_benchmark, start_evaluation,
 )
-from warehouse.records import Run
+from warehouse.records import DatasetManifest, Run
 
 IN_PROCESS_PROVIDERS = frozenset({"simulated", "local"})  # no remote rate limit to share
 
@@ -69,11 +69,11 @@ def _task_runner(cfg: EvalConfig):  # noqa: ANN202 - a Prefect TaskRunner
                                           "dashboard_address": None})
 
 
-def _problems(cfg: EvalConfig, home: Path) -> list[Problem]:
+def _problems(cfg: EvalConfig, home: Path, db_path: str | None) -> list[Problem]:
     if cfg.problems_file is not None:
         return load_problems(cfg.problems_file)
     curated = home / "curated" / cfg.profile
-    manifest = curation_flow(out=str(curated), profile=cfg.profile)
+    manifest = curation_flow(out=str(curated), profile=cfg.profile, db_path=db_path)
     return [p for name in sorted(manifest.files) if name.startswith("eval/") for p in load_problems(curated / name)]
 
 
@@ -88,15 +88,29 @@ def by_benchmark(problems: list[Problem], wanted: list[str], limit: int) -> dict
     return {b: groups[b][:limit] if limit else groups[b] for b in keep}
 
 
+def evaluated_set(cfg: EvalConfig, benchmarks: dict[str, list[Problem]]) -> DatasetManifest:
+    """The problems an evaluation runs on, in order, as a data set (`datasets`, `dataset_problems`;
+    the evaluation's run row names it in `params.dataset_id`): named after the problems file, or
+    the profile's curated evaluation sets."""
+    name = f"file/{cfg.problems_file.stem}" if cfg.problems_file is not None else f"curated/{cfg.profile}/eval"
+    return DatasetManifest.named(
+        name, [p.id for ps in benchmarks.values() for p in ps], split="eval",
+        source=next(iter(benchmarks)) if len(benchmarks) == 1 else "mixed",
+        path=str(cfg.problems_file) if cfg.problems_file is not None else None, created_at=datetime.now(UTC),
+        manifest={"benchmarks": {b: len(ps) for b, ps in benchmarks.items()},
+                  "limit_per_benchmark": cfg.limit_per_benchmark})
+
+
 @flow(name="conductor-eval", log_prints=True)
 def evaluation_flow(cfg: EvalConfig, db_path: str | None = None,
                     resolve_model: ModelResolver | None = None) -> EvalResult:
     settings = load_settings(profile=cfg.profile)
     home = settings.ensure_home()
     pool_file = cfg.pool_file or settings.pool_file
-    problems = _problems(cfg, home)
+    problems = _problems(cfg, home, db_path)
     benchmarks = by_benchmark(problems, cfg.benchmarks, cfg.limit_per_benchmark)
     chosen = [p for ps in benchmarks.values() for p in ps]
+    dataset = evaluated_set(cfg, benchmarks)
     # Build every Method first: a bad spec fails before any call is paid for.
     # `cfg.questions_in_flight` for every method but a `conductor:` one, which keeps the profile's:
     # a local Conductor writes one workflow at a time, and its planner timeout counts the wait.
@@ -111,7 +125,8 @@ def evaluation_flow(cfg: EvalConfig, db_path: str | None = None,
     base = dict(started_at=datetime.now(UTC), host=socket.gethostname(), pid=os.getpid())
     simulated = any(m.simulated for m in methods)
     parent = Run(run_id=evaluation_id, kind="evaluation", method=", ".join(cfg.methods), simulated=simulated,
-                 params=cfg.model_dump(mode="json") | {"benchmarks": sorted(benchmarks)}, **base)
+                 params=cfg.model_dump(mode="json") | {"benchmarks": sorted(benchmarks), "dataset_id": dataset.dataset_id},
+                 **base)
     logger = get_run_logger()
     # Per-provider global concurrency limits, shared by every flow on this Prefect server: for the
     # providers behind a remote API (their rate limits are shared by every flow). In-process
@@ -146,7 +161,7 @@ def evaluation_flow(cfg: EvalConfig, db_path: str | None = None,
             plans.append((method, m, r, run))
     # Dead runs abandoned, the problems and every run row (parent first) in one task and one
     # DuckDB open, before the first call is paid for.
-    start_evaluation(quote(chosen), [parent, *runs], db_path)
+    start_evaluation(quote(chosen), [parent, *runs], db_path, dataset=dataset)
     # MLflow's import and store check overlap the calls instead of following them.
     opening = open_mlflow_in_background() if cfg.log_to_mlflow else None
     futures = []

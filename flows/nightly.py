@@ -263,7 +263,7 @@ def _night(run_key: str, run_id: str, flow_run_id: str, profile: str, steps: int
            night_dir: Path, home: Path, db_path: str | None) -> NightlySummary:
     log = get_run_logger()
     # 1. curation (cached on its inputs and code)
-    curation_flow(out=str(home / "curated" / profile), profile=profile)
+    curation_flow(out=str(home / "curated" / profile), profile=profile, db_path=db_path)
     # 2. training -> challenger (once a night)
     trained = _once(training_stage)(run_key, profile, steps, chunk_steps, seed, overrides, str(night_dir))
     challenger, champion = str(trained["version"]), trained["champion_before"]

@@ -47,7 +47,7 @@ def run_flow(method: Method, profile: str = "local", limit_per_source: int = 0, 
     settings = load_settings(profile=profile)
     home = settings.ensure_home()
     curated_dir = home / "curated" / profile
-    manifest = curation_flow(out=str(curated_dir), profile=profile)
+    manifest = curation_flow(out=str(curated_dir), profile=profile, db_path=db_path)
     problems = _eval_problems(curated_dir, manifest.files, limit_per_source)
     run_id = new_id()
     abandon_dead_runs(db_path)

@@ -10,15 +10,20 @@ the number of problems, the seed and the generator's code."""
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
+from datetime import datetime
 from pathlib import Path
 
 from prefect import task
-from prefect.cache_policies import INPUTS, TASK_SOURCE
+from prefect.cache_policies import INPUTS, NO_CACHE, TASK_SOURCE
 
 from conductor.config import load_settings
 from conductor.data.curate import Curated, CurationConfig, Manifest, curate, load_one, write_outputs
 from conductor.data.loaders import LoadReport, sample_path
 from conductor.data.sources import ALL_SOURCES, SOURCES
+from tasks.traces import warehouse_file
+from warehouse.records import DatasetManifest
+from warehouse.store import TraceStore
 
 CACHED = INPUTS + TASK_SOURCE
 
@@ -69,3 +74,36 @@ def curate_task(reports: dict[str, LoadReport], config: CurationConfig) -> Curat
 @task(name="write-curated", persist_result=False)
 def write_task(curated: Curated, config: CurationConfig, out: str) -> Manifest:
     return write_outputs(curated, config, Path(out))
+
+
+def curated_datasets(curated: Curated, manifest: Manifest, out: str) -> list[DatasetManifest]:
+    """The training set and each evaluation set as data set manifests, named after the file each
+    was written to (`curated/<profile>/train.jsonl`, `.../eval/<source>.jsonl`)."""
+    config, sources = manifest.config, manifest.sources
+    created = datetime.fromisoformat(manifest.created_at)
+    base = f"curated/{config.profile}"
+    train_sources = {k: v.model_dump(mode="json") for k, v in sources.items() if v.role == "train"}
+    sets = [DatasetManifest.named(
+        f"{base}/train", [p.id for p in curated.train], source="mixed", split="train", created_at=created,
+        path=str(Path(out) / "train.jsonl"), revision=manifest.files["train.jsonl"],
+        manifest={"config": config.model_dump(mode="json"), "sources": train_sources,
+                  "dropped": dict(Counter(d.reason for d in manifest.dropped))})]
+    for name, problems in sorted(curated.eval.items()):
+        entry = sources[name]
+        sets.append(DatasetManifest.named(
+            f"{base}/eval/{name}", [p.id for p in problems], source=name, split="eval", created_at=created,
+            path=str(Path(out) / "eval" / f"{name}.jsonl"), revision=entry.revision or entry.input_sha256,
+            manifest={"config": config.model_dump(mode="json"), "source": entry.model_dump(mode="json")}))
+    return sets
+
+
+@task(name="record-curated", retries=3, retry_delay_seconds=[1, 5, 20], cache_policy=NO_CACHE)
+def record_task(curated: Curated, manifest: Manifest, out: str, db_path: str | None = None) -> list[str]:
+    """The curated problems and their data sets (`problems`, `datasets`, `dataset_problems`): upserts,
+    so a rerun of the same curation rewrites the same rows. Returns the data set ids."""
+    sets = curated_datasets(curated, manifest, out)
+    with TraceStore(warehouse_file(db_path)) as store:
+        store.write_problems([*curated.train, *(p for ps in curated.eval.values() for p in ps)])
+        for dataset in sets:
+            store.write_dataset(dataset)
+    return [d.dataset_id for d in sets]

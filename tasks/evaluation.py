@@ -23,7 +23,7 @@ from conductor.trace import Trace
 from tasks.solve import TraceBatches, _solve
 from tasks.traces import record_traces, warehouse_file
 from warehouse import evaluation as wh
-from warehouse.records import Run
+from warehouse.records import DatasetManifest, Run
 from warehouse.store import TraceStore
 
 # Benchmark x method tasks run in threads of one process, and DuckDB takes one writer at a
@@ -218,17 +218,21 @@ def log_evaluation(evaluation_id: str, params: Mapping[str, Any], scores: Sequen
 
 
 @task(name="start-evaluation", retries=3, retry_delay_seconds=[1, 5, 20], cache_policy=NO_CACHE)
-def start_evaluation(problems: list[Problem], runs: Sequence[Run], db_path: str | None = None) -> list[str]:
+def start_evaluation(problems: list[Problem], runs: Sequence[Run], db_path: str | None = None,
+                     dataset: DatasetManifest | None = None) -> list[str]:
     """Everything an evaluation writes before its first call, in one Prefect task and one DuckDB
     open (it was four of each, ~0.1 s apiece): mark this host's dead runs `abandoned` (and their
-    flow runs Crashed, as `tasks.records.abandon_dead_runs` does), store the problems, and every
-    run row, parent included. Upserts: a retry is harmless. Returns the abandoned run ids."""
+    flow runs Crashed, as `tasks.records.abandon_dead_runs` does), store the problems, the data set
+    they form, and every run row, parent included. Upserts: a retry is harmless. Returns the
+    abandoned run ids."""
     from tasks.records import FLOW_RUN_PARAM, crash_flow_runs
 
     with write_lock(), TraceStore(warehouse_file(db_path)) as store:
         abandoned = store.abandon_dead_runs()
         params = store.run_params(abandoned)
         store.write_problems(problems)
+        if dataset is not None:
+            store.write_dataset(dataset)
         store.write_runs(list(runs))
     crash_flow_runs([p[FLOW_RUN_PARAM] for p in params.values() if p.get(FLOW_RUN_PARAM)])
     return abandoned

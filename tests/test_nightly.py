@@ -193,3 +193,43 @@ def test_with_a_champion_the_night_trains_from_it_and_is_gated_against_it(night)
     aliases = {a: str(v) for a, v in client.get_registered_model("conductor").aliases.items()}
     assert aliases["challenger"] == "2" and aliases["champion"] == ("2" if s.promoted else "1")
     assert set(s.accuracy) == {"challenger v2", "champion v1"}
+
+
+def _documented_relations() -> set[str]:
+    """The tables and views docs/ names: the first column of docs/warehouse.md's "Tables" and
+    "Views" tables (a cell may name two), and every `v_...` view named anywhere in docs/."""
+    import re
+
+    docs = Path(__file__).resolve().parents[1] / "docs"
+    catalog = (docs / "warehouse.md").read_text(encoding="utf-8")
+    names: set[str] = set()
+    for section in ("## Tables", "## Views"):
+        body = catalog.split(section, 1)[1].split("\n## ", 1)[0]
+        for line in body.splitlines():
+            if line.startswith("| `"):
+                names |= set(re.findall(r"`([a-z_]+)`", line.split("|")[1]))
+    for page in docs.glob("*.md"):
+        names |= set(re.findall(r"`(v_[a-z_]+)`", page.read_text(encoding="utf-8")))
+    return names
+
+
+def test_every_table_and_view_the_docs_name_has_rows_after_a_night(night) -> None:  # noqa: ANN001
+    documented = _documented_relations()
+    assert {"runs", "datasets", "dataset_problems", "traces", "v_leaderboard", "v_nightly"} <= documented
+    with _store(night["home"]) as store:
+        present = {r["name"] for r in store.query(
+            "SELECT table_name AS name FROM duckdb_tables() WHERE NOT internal"
+            " UNION SELECT view_name FROM duckdb_views() WHERE NOT internal").to_pylist()}
+        counts = {name: store.query(f'SELECT count(*) AS n FROM "{name}"').to_pylist()[0]["n"]
+                  for name in sorted(documented & present)}
+        # the night's evaluation names the data set it ran on: the held-out problems, in order
+        dataset = store.query(
+            "SELECT d.dataset_id, d.split, d.n_problems, count(m.problem_id) AS members"
+            " FROM runs r JOIN datasets d ON d.dataset_id = json_extract_string(r.params, '$.dataset_id')"
+            " JOIN dataset_problems m USING (dataset_id) WHERE r.run_id = ?"
+            " GROUP BY ALL", [night["first"].evaluation_id]).to_pylist()
+    assert sorted(documented - present) == []  # docs name nothing the schema lacks
+    assert sorted(present - documented) == []  # and the schema has nothing the docs leave out
+    assert [name for name, n in counts.items() if n == 0] == []
+    assert len(dataset) == 1 and dataset[0]["split"] == "eval"
+    assert dataset[0]["n_problems"] == dataset[0]["members"] == HELDOUT

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from conductor.trace import Trace
 from tests.factories import make_problem, make_trace, make_traces
 from warehouse import (
-    CostRow, DatasetManifest, Evaluation, Promotion, Run, SchemaError, TraceRowError, TraceStore, flatten,
+    CostRow, DatasetManifest, Promotion, Run, SchemaError, TraceRowError, TraceStore, flatten,
 )
 
 
@@ -164,8 +164,6 @@ def test_record_writers_upsert_by_key(store):
     assert store.query("SELECT n_problems FROM datasets").column(0).to_pylist() == [2]
     with pytest.raises(ValueError, match="repeated"):
         DatasetManifest(dataset_id="x", problem_ids=["a", "a"])
-    store.write_evaluations([Evaluation(eval_id="e1", method="m", benchmark="MATH500", n=10, correct=7)] * 2)
-    assert store.query("SELECT accuracy FROM evaluations").column(0).to_pylist() == [0.7]
     c = CostRow(day=date(2026, 11, 1), worker_id="gpt-5", cost_usd=1.5, calls=3)
     store.write_costs([c, c.model_copy(update={"cost_usd": 2.0})])
     assert store.query("SELECT cost_usd FROM costs").column(0).to_pylist() == [2.0]

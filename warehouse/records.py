@@ -1,5 +1,5 @@
 """Small writers for everything that is not a trace: runs, problems, data set manifests,
-evaluations, costs, promotions and training metrics. Each is an upsert by its key, batched
+costs, promotions and training metrics. Each is an upsert by its key, batched
 through Arrow, in one transaction."""
 
 from __future__ import annotations
@@ -36,6 +36,10 @@ class Run(BaseModel):
     notes: str | None = None
 
 
+def _ids_hash(problem_ids: Sequence[str]) -> str:
+    return hashlib.sha256("\n".join(problem_ids).encode()).hexdigest()
+
+
 class DatasetManifest(BaseModel):
     dataset_id: str
     problem_ids: list[str]
@@ -57,25 +61,15 @@ class DatasetManifest(BaseModel):
 
     @property
     def content_hash(self) -> str:
-        return hashlib.sha256("\n".join(self.problem_ids).encode()).hexdigest()
+        return _ids_hash(self.problem_ids)
 
-
-class Evaluation(BaseModel):
-    eval_id: str
-    method: str
-    benchmark: str
-    n: int = Field(ge=0)
-    correct: int = Field(ge=0)
-    run_id: str | None = None
-    model_version: str | None = None
-    stderr: float | None = None
-    cost_usd: float | None = None
-    tokens: int | None = None
-    details: dict[str, Any] = Field(default_factory=dict)
-
-    @property
-    def accuracy(self) -> float | None:
-        return self.correct / self.n if self.n else None
+    @classmethod
+    def named(cls, name: str, problem_ids: Iterable[str], **fields: Any) -> "DatasetManifest":
+        """A manifest whose id is `name@<first 12 hex of its content hash>`: the same problems in
+        the same order under the same name are one row however often they are recorded, and a
+        changed set is a new row beside the old one. A problem id repeated in the input counts once."""
+        ids = list(dict.fromkeys(problem_ids))
+        return cls(dataset_id=f"{name}@{_ids_hash(ids)[:12]}", name=name, problem_ids=ids, **fields)
 
 
 class CostRow(BaseModel):
@@ -226,10 +220,6 @@ class RecordsMixin:
             con.execute("INSERT INTO datasets BY NAME SELECT * FROM _manifest")
             con.execute("INSERT INTO dataset_problems BY NAME SELECT * FROM _members")
         return len(members)
-
-    def write_evaluations(self, evaluations: Iterable[Evaluation]) -> int:
-        rows = [e.model_dump() | {"accuracy": e.accuracy, "details": _json(e.details)} for e in evaluations]
-        return self._upsert("evaluations", ["eval_id"], rows)
 
     def write_costs(self, costs: Iterable[CostRow]) -> int:
         return self._upsert("costs", ["cost_id"], [c.model_dump() | {"cost_id": c.cost_id} for c in costs])
