@@ -93,7 +93,8 @@ class Store:
                                "host": socket.gethostname(), "load_avg_1m": os.getloadavg()[0]}
         self.path.write_text(json.dumps(data, indent=1))
         print(f"  {row['method']}: accuracy {row['accuracy']:.3f}, format {row['format_rate']:.2f}, "
-              f"${row['usd_per_question']:.4f}/q, {row['calls_per_question']:.2f} calls/q"
+              (f"${row['usd_per_question']:.4f}/q" if row['usd_per_question'] is not None else "$ unknown/q")
+              + f", {row['calls_per_question']:.2f} calls/q"
               + (f", {row['cpu_min']:.1f} CPU-min" if row.get("cpu_min") is not None else ""), flush=True)
 
 
@@ -159,7 +160,7 @@ def report(pool_name: str, store: Store) -> str:
 
     order = sorted(data.values(), key=lambda r: (r["method"].startswith(("SFT", "GRPO", "randomized")), r["method"]))
     for r in order:
-        lines.append(f"| {r['method']} | {r['accuracy']:.3f} | {r['format_rate']:.2f} | {r['usd_per_question']:.4f} | "
+        lines.append(f"| {r['method']} | {r['accuracy']:.3f} | {r['format_rate']:.2f} | {fmt(r['usd_per_question'], '.4f')} | "
                      f"{r['calls_per_question']:.2f} | {fmt(r.get('cpu_min'), '.1f')} | {fmt(r.get('wall_min'), '.1f')} |")
     singles = {k: v for k, v in data.items() if v.get("kind") == "single"}
     oracle = data.get("per-domain oracle router")

@@ -36,14 +36,16 @@ class LoggedEvaluation:
 
 def evaluation_metrics(scores: Sequence[Mapping[str, Any]]) -> dict[str, float]:
     """Metrics from the per-repeat scores (rows of `v_repeat_scores`): accuracy per method x
-    benchmark averaged over repeats, each method's average over benchmarks, $ per question."""
+    benchmark averaged over repeats, each method's average over benchmarks, $ per question (only
+    where every call's price is known)."""
     acc: dict[tuple[str, str], list[float]] = {}
-    usd: dict[str, list[float]] = {}
+    usd: dict[str, list[float | None]] = {}
     questions: dict[str, int] = {}
     for r in scores:
         q = int(r["questions"])
         acc.setdefault((r["method"], r["benchmark"]), []).append(int(r["correct"]) / q if q else 0.0)
-        usd.setdefault(r["method"], []).append(float(r["cost_usd"] or 0.0))
+        known = r.get("cost_known") is not False and r["cost_usd"] is not None
+        usd.setdefault(r["method"], []).append(float(r["cost_usd"]) if known else None)
         questions[r["method"]] = questions.get(r["method"], 0) + q
     out: dict[str, float] = {}
     per_method: dict[str, list[float]] = {}
@@ -53,7 +55,10 @@ def evaluation_metrics(scores: Sequence[Mapping[str, Any]]) -> dict[str, float]:
         per_method.setdefault(method, []).append(mean)
     for method, means in per_method.items():
         out[metric_key(f"accuracy_avg/{method}")] = sum(means) / len(means)
-        out[metric_key(f"usd_per_question/{method}")] = sum(usd[method]) / max(1, questions[method])
+        # A method with a call of unknown price gets no $ metric: a partial sum would read as its cost.
+        if all(u is not None for u in usd[method]):
+            out[metric_key(f"usd_per_question/{method}")] = sum(u for u in usd[method] if u is not None) / max(
+                1, questions[method])
     return out
 
 

@@ -74,7 +74,7 @@ class TrainingRun:
         history: Sequence[Mapping[str, float]] = (),
         eval_history: Sequence[Mapping[str, float]] = (),
         samples: Sequence[Mapping[str, Any]] = (),
-        summary: Mapping[str, float] = {},
+        summary: Mapping[str, float | None] = {},
         alias: str = CHALLENGER,
     ) -> LoggedRun:
         """Curves, held-out metrics, sample workflows, summary; then log and register the model."""
@@ -82,8 +82,11 @@ class TrainingRun:
 
         for row in eval_history:
             mlflow.log_metrics({metric_key(k): v for k, v in row.items() if k != "step"}, step=int(row["step"]))
-        if summary:
-            mlflow.log_metrics({metric_key(k): float(v) for k, v in summary.items()})
+        # An unknown figure (None: a run that never evaluated has no best accuracy) is not logged:
+        # a metric of 0 would read as "evaluated, and got nothing right".
+        known = {metric_key(k): float(v) for k, v in summary.items() if v is not None}
+        if known:
+            mlflow.log_metrics(known)
         with tempfile.TemporaryDirectory() as tmp:
             if history or eval_history:
                 curves = training_history(history, eval_history, Path(tmp) / "curves.png", simulated=self.simulated)

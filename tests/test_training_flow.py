@@ -35,6 +35,10 @@ def test_training_flow_runs_chunks_and_registers(tmp_path, prefect_harness, monk
     assert sorted(p.name for p in out.glob("checkpoint-*")) == ["checkpoint-1", "checkpoint-2"]
     client = mlflow.MlflowClient(uri)
     assert len(client.get_metric_history(registered["run_id"], "reward")) == 2
+    # eval_every=0: never evaluated on held-out problems, so no best held-out accuracy is logged
+    # (it was logged as 0.0, which reads as "evaluated, nothing right").
+    summary = client.get_run(registered["run_id"]).data.metrics
+    assert "steps_done" in summary and "best_eval_accuracy" not in summary
     assert str(client.get_model_version_by_alias("conductor", "challenger").version) == registered["version"]
     # Both chunks' rollouts are in the warehouse under one finished `train` run with the MLflow id.
     with TraceStore(prefect_harness / "warehouse.duckdb", read_only=True) as store:

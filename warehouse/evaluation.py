@@ -80,7 +80,7 @@ def repeat_scores(store: TraceStore, run_id: str) -> list[dict[str, Any]]:
     """Per method, repeat and benchmark: questions, correct, $ (the results table's input)."""
     return _rows(store, """
         SELECT method, repeat, benchmark, questions::BIGINT AS questions, correct::BIGINT AS correct, cost_usd,
-               simulated FROM v_repeat_scores
+               cost_known, simulated FROM v_repeat_scores
         WHERE list_contains(?, run_id) ORDER BY method, repeat, benchmark""", [_ids(store, run_id)])
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from conductor.evaluation import plots
 from conductor.evaluation.stats import mean_se, paired_bootstrap
-from conductor.evaluation.table import RepeatScore, results_markdown
+from conductor.evaluation.table import RepeatScore, results_markdown, usd_per_question
 
 Rows = Sequence[Mapping[str, Any]]
 PLOT_FILES = ("accuracy_vs_cost.png", "benchmark_bars.png", "worker_usage.png", "workflow_lengths.png")
@@ -18,7 +18,15 @@ PLOT_FILES = ("accuracy_vs_cost.png", "benchmark_bars.png", "worker_usage.png", 
 
 def scores_of(rows: Rows) -> list[RepeatScore]:
     return [RepeatScore(r["method"], r["benchmark"], int(r["repeat"]), int(r["questions"]), int(r["correct"]),
-                        float(r["cost_usd"] or 0.0)) for r in rows]
+                        _known_usd(r)) for r in rows]
+
+
+def _known_usd(row: Mapping[str, Any]) -> float | None:
+    """A row's dollars, or None when they are unknown: `cost_known` false (some call's price is
+    unknown; the sum counts only the known ones) or no figure at all."""
+    if row.get("cost_known") is False or row["cost_usd"] is None:
+        return None
+    return float(row["cost_usd"])
 
 
 def table_markdown(figures: Mapping[str, Rows], *, simulated: bool) -> str:
@@ -51,13 +59,17 @@ def paired_markdown(outcomes: Rows, baseline: str | None = None, seed: int = 0) 
 
 
 def method_points(scores: Sequence[RepeatScore]) -> list[plots.MethodPoint]:
-    """One point per method: accuracy and $ per question over all its answers."""
+    """One point per method: accuracy and $ per question over all its answers. A method whose
+    cost is unknown has no place on the cost axis and is left out (not drawn at $0)."""
     by: dict[str, list[RepeatScore]] = {}
     for s in scores:
         by.setdefault(s.method, []).append(s)
-    return [plots.MethodPoint(m, sum(s.correct for s in ss) / max(1, sum(s.questions for s in ss)),
-                              sum(s.cost_usd for s in ss) / max(1, sum(s.questions for s in ss)))
-            for m, ss in by.items()]
+    points = []
+    for m, ss in by.items():
+        usd = usd_per_question(ss)
+        if usd is not None:
+            points.append(plots.MethodPoint(m, sum(s.correct for s in ss) / max(1, sum(s.questions for s in ss)), usd))
+    return points
 
 
 def benchmark_bars(scores: Sequence[RepeatScore]) -> list[plots.BenchmarkBar]:
@@ -121,19 +133,26 @@ def costs_markdown(by_benchmark: Rows, by_worker: Rows, *, simulated: bool) -> s
     """Per method: questions, calls, tokens, $, $ per question and per correct answer, and the
     Conductor's own generation (included in $, shown apart)."""
     per: dict[str, dict[str, float]] = {}
+    unknown: set[str] = set()  # methods with a call of unknown price: their $ are a lower bound
     for r in by_benchmark:
         m = per.setdefault(str(r["method"]), {"questions": 0, "correct": 0, "calls": 0, "tokens": 0, "usd": 0.0})
         for key, col in (("questions", "questions"), ("correct", "correct"), ("calls", "calls"), ("tokens", "tokens")):
             m[key] += int(r[col] or 0)
-        m["usd"] += float(r["cost_usd"] or 0.0)
+        if _known_usd(r) is None:
+            unknown.add(str(r["method"]))
+        m["usd"] += float(r["cost_usd"] or 0.0)  # the known part (shown as "≥" when some is unknown)
     own = conductor_generation_usd(by_worker)
     title = "Cost per method" + (" (SIMULATED POOL: simulated dollars, not a bill)" if simulated else "")
     lines = [title, "", "| method | questions | calls | tokens | $ total | $/question | $/correct | Conductor's own $ |",
              "|---|---|---|---|---|---|---|---|"]
     for method, m in per.items():
-        per_correct = f"{m['usd'] / m['correct']:.5f}" if m["correct"] else "–"
-        lines.append(f"| {method} | {int(m['questions'])} | {int(m['calls'])} | {int(m['tokens'])} | {m['usd']:.4f} |"
-                     f" {m['usd'] / max(1, m['questions']):.5f} | {per_correct} | {own.get(method, 0.0):.4f} |")
+        if method in unknown:  # the known part is a floor; the ratios are unknown
+            total, per_q, per_correct = f"≥ {m['usd']:.4f} (some prices unknown)", "unknown", "unknown"
+        else:
+            total, per_q = f"{m['usd']:.4f}", f"{m['usd'] / max(1, m['questions']):.5f}"
+            per_correct = f"{m['usd'] / m['correct']:.5f}" if m["correct"] else "–"
+        lines.append(f"| {method} | {int(m['questions'])} | {int(m['calls'])} | {int(m['tokens'])} | {total} |"
+                     f" {per_q} | {per_correct} | {own.get(method, 0.0):.4f} |")
     return "\n".join(lines) + "\n"
 
 

@@ -19,7 +19,7 @@ class RepeatScore:
     repeat: int
     questions: int
     correct: int
-    cost_usd: float
+    cost_usd: float | None  # None: some call's price is unknown (never counted as $0)
 
     @property
     def accuracy(self) -> float:
@@ -29,7 +29,16 @@ class RepeatScore:
 @dataclass(frozen=True)
 class Cell:
     accuracy: MeanSE
-    usd_per_question: float
+    usd_per_question: float | None  # None: unknown
+
+
+def usd_per_question(scores: Sequence[RepeatScore]) -> float | None:
+    """$ per question over these scores; None (unknown) as soon as one of them has an unknown cost."""
+    costs = [s.cost_usd for s in scores]
+    questions = sum(s.questions for s in scores)
+    if any(c is None for c in costs):
+        return None
+    return sum(c for c in costs if c is not None) / questions if questions else 0.0
 
 
 def cells(scores: Sequence[RepeatScore]) -> dict[tuple[str, str], Cell]:
@@ -39,8 +48,7 @@ def cells(scores: Sequence[RepeatScore]) -> dict[tuple[str, str], Cell]:
         groups.setdefault((s.method, s.benchmark), []).append(s)
     out = {}
     for key, rs in groups.items():
-        questions = sum(r.questions for r in rs)
-        out[key] = Cell(mean_se([r.accuracy for r in rs]), sum(r.cost_usd for r in rs) / questions if questions else 0.0)
+        out[key] = Cell(mean_se([r.accuracy for r in rs]), usd_per_question(rs))
     return out
 
 
@@ -68,7 +76,8 @@ def results_markdown(scores: Sequence[RepeatScore], *, simulated: bool) -> str:
     for m in methods:
         row = [m] + [_pct(table[(m, b)].accuracy) if (m, b) in table else "–" for b in benchmarks]
         costs = [table[(m, b)].usd_per_question for b in benchmarks if (m, b) in table]
-        row += [_pct(average(scores, m, benchmarks)), f"{sum(costs) / len(costs):.4f}" if costs else "–"]
+        usd = "unknown" if any(c is None for c in costs) else f"{sum(costs) / len(costs):.4f}" if costs else "–"  # type: ignore[arg-type]
+        row += [_pct(average(scores, m, benchmarks)), usd]
         lines.append("| " + " | ".join(row) + " |")
     caption = (f"Accuracy % (mean ± standard error over {repeats} repeat{'s' if repeats != 1 else ''});"
                " $/question averaged over benchmarks.")

@@ -85,7 +85,7 @@ def comparison_lines(trained: EvalResult, base: Baselines, *, label: str = "trai
     return [
         f"held-out ({len(base.rows)} problems of the generated bank; simulated pool figures describe the simulation):",
         f"  {label}: accuracy {trained.accuracy:.3f}, format {trained.format_rate:.2f}, "
-        f"{trained.calls_per_question:.2f} calls and ${trained.usd_per_question:.4f} per question",
+        f"{trained.calls_per_question:.2f} calls and {trained.usd_text} per question",
         f"  best single worker ({name}): {best.accuracy:.3f}; per-domain oracle: {base.oracle.accuracy:.3f}",
         f"  the {label} {verdict} the best single worker ({trained.accuracy - best.accuracy:+.3f})",
     ]

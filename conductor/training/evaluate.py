@@ -22,16 +22,23 @@ class EvalResult:
     accuracy: float
     format_rate: float
     calls_per_question: float
-    usd_per_question: float
+    usd_per_question: float | None  # None when a price was unknown: never counted as $0
     traces: tuple[Trace, ...] = ()
 
     def metrics(self, prefix: str = "eval_") -> dict[str, float]:
-        return {
+        """The known figures (an unknown $ per question is left out, not logged as 0)."""
+        out = {
             f"{prefix}accuracy": self.accuracy,
             f"{prefix}format_rate": self.format_rate,
             f"{prefix}calls_per_question": self.calls_per_question,
-            f"{prefix}usd_per_question": self.usd_per_question,
         }
+        if self.usd_per_question is not None:
+            out[f"{prefix}usd_per_question"] = self.usd_per_question
+        return out
+
+    @property
+    def usd_text(self) -> str:
+        return "unknown" if self.usd_per_question is None else f"${self.usd_per_question:.4f}"
 
 
 def generate_workflows(model: Any, tokenizer: Any, prompts: Sequence[list[dict]], *, max_new_tokens: int, batch_size: int = 16) -> list[str]:
@@ -70,9 +77,18 @@ async def score_texts(texts: Sequence[str], rows: Sequence[PromptRow], pool: Poo
         accuracy=sum(bool(t.verdict and t.verdict.correct) for t in traces) / n,
         format_rate=sum(t.parse_status == "ok" for t in traces) / n,
         calls_per_question=sum(t.calls for t in traces) / n,
-        usd_per_question=sum(t.usage.cost_usd or 0.0 for t in traces) / n,
+        usd_per_question=_usd_per_question(traces),
         traces=tuple(traces),
     )
+
+
+def _usd_per_question(traces: Sequence[Trace]) -> float | None:
+    """Mean $ per question; None (unknown) when any question's cost is unknown, since a question
+    whose price is unknown did not cost $0."""
+    costs = [t.usage.cost_usd for t in traces]
+    if not costs or any(c is None for c in costs):
+        return None
+    return sum(c for c in costs if c is not None) / len(costs)
 
 
 def evaluate_policy(model: Any, tokenizer: Any, rows: Sequence[PromptRow], pool: Pool, *, examples: bool,

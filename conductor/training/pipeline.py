@@ -78,6 +78,6 @@ def run_training(
         logged = run.finish(
             result.model_dir, history=result.history, eval_history=result.eval_history, samples=result.samples,
             summary={"wall_s": result.wall_s, "usd_total": result.usd, "calls_total": result.calls,
-                     "steps_done": result.steps, "best_eval_accuracy": result.best_eval_accuracy or 0.0},
+                     "steps_done": result.steps, "best_eval_accuracy": result.best_eval_accuracy},
         )
     return RunOutcome(result=result, tracking_run_id=run.run_id, registered=getattr(logged, "model", None))
