@@ -43,6 +43,27 @@ def test_sql_prints_a_table_csv_and_json(db):
     assert len(data) == 2 and isinstance(data[0]["pool"], list) and data[0]["created_at"].startswith("2026-")
 
 
+def test_a_wide_result_is_drawn_by_duckdb_within_the_terminal_width(db, monkeypatch):
+    """v_leaderboard's 10 columns at 80 columns of text: DuckDB's box renderer shows what fits,
+    one line per row, elides the rest ("…") and says so in its footer (rich folded every cell
+    into a vertical strip)."""
+    monkeypatch.setenv("COLUMNS", "80")
+    res = runner.invoke(app, ["sql", "SELECT * FROM v_leaderboard ORDER BY benchmark", "--db", str(db)])
+    assert res.exit_code == 0, res.output
+    lines = res.output.rstrip("\n").splitlines()
+    assert max(len(line) for line in lines) <= 80
+    assert sum("│ conductor@1 " in line for line in lines) == 4  # one line per row, the cell whole
+    assert "varchar" in lines[2] and "…" in lines[1]  # the types under the names; elided columns marked
+    assert lines[-1].split()[:2] == ["4", "rows"] and "10 columns (" in lines[-1]
+    # More rows than --max-rows: the middle is elided and the footer counts them all.
+    res = runner.invoke(app, ["sql", "SELECT trace_id FROM traces", "--db", str(db), "--max-rows", "6"])
+    assert res.exit_code == 0, res.output
+    with TraceStore(db, read_only=True) as store:
+        total = store.query("SELECT count(*) FROM traces").column(0)[0].as_py()
+    assert f"{total} rows (6 shown)" in res.output and sum(len(line.split("│")[1].strip()) == 32
+                                                           for line in res.output.splitlines() if "│" in line) == 6
+
+
 def test_sql_errors_are_one_line_and_exit_2(db, tmp_path):
     res = runner.invoke(app, ["sql", "SELECT * FROM no_such_table", "--db", str(db)])
     assert res.exit_code == 2
@@ -75,7 +96,7 @@ def test_interactive_prompt_reads_statements_until_semicolon(db):
 def test_interactive_prompt_ends_at_end_of_input(db):
     res = runner.invoke(app, ["sql", "--db", str(db), "--json"], input="SELECT 1 AS one;\n.tables\n")
     assert res.exit_code == 0, res.output
-    assert '[{"one": 1}]' in res.output and "v_leaderboard" in res.output
+    assert json.loads(res.output[: res.output.index("]") + 1]) == [{"one": 1}] and "v_leaderboard" in res.output
 
 
 def test_info_migrate_export_and_ingest(tmp_path, db):

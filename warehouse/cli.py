@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -15,7 +16,7 @@ from conductor.cli.common import UserError, console, err_console, fail, user_err
 from conductor.config import Settings
 from warehouse import migrations
 from warehouse.sql import quote
-from warehouse.output import print_table, render_csv, render_json
+from warehouse.output import box, print_table, write_result
 from warehouse.staging import ingest_staged, pending
 from warehouse.store import TraceStore
 
@@ -45,12 +46,13 @@ def open_for_reading(db: Optional[Path], *, write: bool = False) -> TraceStore:
 
 def _emit(store: TraceStore, sql: str, fmt: str, max_rows: int) -> None:
     table = store.query(sql)
-    if fmt == "csv":
-        sys.stdout.write(render_csv(table))
-    elif fmt == "json":
-        sys.stdout.write(render_json(table) + "\n")
+    if table.num_columns == 0:  # a statement with no result (--write: UPDATE, CREATE ...)
+        console.print("ok", style="dim")
+    elif fmt in ("csv", "json"):
+        write_result(table, fmt, sys.stdout)  # type: ignore[arg-type]
     else:
-        print_table(console, table, max_rows=max_rows)
+        # The terminal's width (80 when it is not a terminal, or $COLUMNS): DuckDB elides what does not fit.
+        sys.stdout.write(box(table, width=shutil.get_terminal_size().columns, max_rows=max_rows))
 
 
 def _repl(store: TraceStore, fmt: str, max_rows: int) -> None:

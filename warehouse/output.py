@@ -1,17 +1,24 @@
-"""Render query results (Arrow tables) as a rich table, CSV or JSON."""
+"""Render query results (Arrow tables): DuckDB's box renderer for `conductor sql`, DuckDB's CSV
+and JSON writers for its --csv/--json, and a rich table for the other commands' short tables."""
 
 from __future__ import annotations
 
-import csv
+import contextlib
 import io
-import json
+import re
+import shutil
+import tempfile
+from collections.abc import Iterator
 from datetime import date, datetime
-from decimal import Decimal
-from typing import Any
+from pathlib import Path
+from typing import Any, Literal, TextIO
 
+import duckdb
 import pyarrow as pa
 from rich.console import Console
 from rich.table import Table
+
+from warehouse.sql import quote, registered
 
 
 def _cell(value: Any) -> str:
@@ -36,27 +43,43 @@ def print_table(console: Console, table: pa.Table, *, max_rows: int = 200) -> No
     console.print(f"{note} ({more} not shown; --csv or --json prints all)" if more > 0 else note, style="dim")
 
 
-def _plain(value: Any) -> Any:
-    if isinstance(value, (datetime, date)):
-        return value.isoformat()
-    if isinstance(value, Decimal):
-        return float(value)
-    if isinstance(value, bytes):
-        return value.hex()
-    return value
+# DuckDB's footer when it elided rows or columns: "43 rows (5 shown)", "4 rows   10 columns (4 shown)".
+_ROW_COUNT = re.compile(r"\b\d+ rows?\b")
 
 
-def render_csv(table: pa.Table) -> str:
+@contextlib.contextmanager
+def _in_memory() -> Iterator[duckdb.DuckDBPyConnection]:
+    """A DuckDB of its own for rendering a result already read: it opens no file, and shows
+    timestamps in UTC as the warehouse's own connection does."""
+    con = duckdb.connect()
+    try:
+        con.execute("SET TimeZone = 'UTC'")
+        yield con
+    finally:
+        con.close()
+
+
+def box(table: pa.Table, *, width: int, max_rows: int) -> str:
+    """`table` drawn by DuckDB's own box renderer, what its CLI prints: at most `width` columns of
+    text (columns that do not fit are elided as "…" and counted in the footer, long cells cut
+    short), at most `max_rows` rows (the middle elided), each column's type under its name; and
+    always a row count (DuckDB prints one only when it elides something)."""
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(table.column_names)
-    for row in table.to_pylist():
-        writer.writerow(
-            ["" if v is None else json.dumps(v) if isinstance(v, (list, dict)) else _plain(v) for v in row.values()]
-        )
-    return out.getvalue()
+    with _in_memory() as con, contextlib.redirect_stdout(out):  # `show` prints; the caller says where to
+        con.from_arrow(table).show(max_width=width, max_rows=max_rows)
+    text = out.getvalue().rstrip("\n")
+    if not _ROW_COUNT.search(text.splitlines()[-1]):
+        text += f"\n  {table.num_rows} row{'s' if table.num_rows != 1 else ''}"
+    return text + "\n"
 
 
-def render_json(table: pa.Table) -> str:
-    rows = [{k: _plain(v) for k, v in row.items()} for row in table.to_pylist()]
-    return json.dumps(rows, ensure_ascii=False, default=str)
+def write_result(table: pa.Table, fmt: Literal["csv", "json"], out: TextIO) -> None:
+    """`table` as CSV (a header, then DuckDB's CSV writer) or as one JSON array of row objects
+    (DuckDB's JSON writer), written to `out`. DuckDB writes files, so it goes through a temporary one."""
+    options = "FORMAT csv, HEADER true" if fmt == "csv" else "FORMAT json, ARRAY true"
+    with tempfile.TemporaryDirectory(prefix="conductor-sql-") as tmp, _in_memory() as con:
+        path = Path(tmp) / f"result.{fmt}"
+        with registered(con, result=table):
+            con.execute(f"COPY result TO {quote(str(path))} ({options})")
+        with path.open(encoding="utf-8") as f:
+            shutil.copyfileobj(f, out)
