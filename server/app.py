@@ -109,9 +109,15 @@ def create_app(service: Service, keys: KeyRing | None) -> Starlette:
                            code="rate_limit_exceeded", retry_after=wait)
 
     async def health(request: Request) -> JSONResponse:
+        # Liveness for load balancers and probes, which hold no key: it says nothing about the
+        # deployment (run id, model versions, load), which would help someone probing it.
+        return JSONResponse({"status": "ok"})
+
+    async def health_details(request: Request) -> JSONResponse:
+        authenticate(request)
         return JSONResponse({"status": "ok", "model": config.model_name, "run_id": service.run.run_id,
-                "in_flight": len(service.in_flight), "staged_traces": service.stager.staged,
-                "models_loaded": catalog.loaded_versions})
+                             "in_flight": len(service.in_flight), "staged_traces": service.stager.staged,
+                             "models_loaded": catalog.loaded_versions})
 
     async def metrics(request: Request) -> Response:
         authenticate(request)
@@ -155,7 +161,8 @@ def create_app(service: Service, keys: KeyRing | None) -> Starlette:
         return JSONResponse(fmt.response_object(trace, req.model, served_by=model.served_by))
 
     return Starlette(
-        routes=[Route("/health", health, methods=["GET"]), Route("/metrics", metrics, methods=["GET"]),
+        routes=[Route("/health", health, methods=["GET"]), Route("/health/details", health_details, methods=["GET"]),
+                Route("/metrics", metrics, methods=["GET"]),
                 Route("/v1/models", list_models, methods=["GET"]),
                 Route("/v1/chat/completions", chat, methods=["POST"]),
                 Route("/v1/responses", responses, methods=["POST"])],

@@ -8,7 +8,7 @@ from typing import Any
 
 from server.metrics import Metrics
 
-ENDPOINTS = frozenset({"/health", "/metrics", "/v1/models", "/v1/chat/completions", "/v1/responses"})
+ENDPOINTS = frozenset({"/health", "/health/details", "/metrics", "/v1/models", "/v1/chat/completions", "/v1/responses"})
 
 
 class RequestMetrics:

@@ -96,9 +96,27 @@ def test_a_request_without_a_valid_key_is_401(served, key):
         openai.OpenAI(base_url=served[0] + "/v1", api_key="sk-wrong", max_retries=0).models.list()
 
 
-def test_health_needs_no_key(served):
+def test_health_needs_no_key_and_tells_nothing_more_than_alive(served):
     r = httpx.get(served[0] + "/health")
-    assert r.status_code == 200 and r.json()["status"] == "ok"
+    assert r.status_code == 200 and r.json() == {"status": "ok"}
+    # a key changes nothing there: the details have their own address
+    assert httpx.get(served[0] + "/health", headers={"Authorization": f"Bearer {KEY}"}).json() == {"status": "ok"}
+
+
+@pytest.mark.parametrize("key", [None, "sk-wrong"])
+def test_health_details_need_a_valid_key(served, key):
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    r = httpx.get(served[0] + "/health/details", headers=headers)
+    assert r.status_code == 401 and r.json()["error"]["code"] == "invalid_api_key"
+    assert "run_id" not in r.text and "models_loaded" not in r.text
+
+
+def test_health_details_name_the_run_and_the_loaded_models(served):
+    r = httpx.get(served[0] + "/health/details", headers={"Authorization": f"Bearer {KEY}"})
+    assert r.status_code == 200
+    details = r.json()
+    assert details["status"] == "ok" and details["run_id"].startswith("serve-") and details["models_loaded"] == []
+    assert details["model"] == "conductor" and details["in_flight"] == 0
 
 
 def test_errors_have_openai_bodies(client, served):
@@ -159,7 +177,7 @@ def test_served_traces_are_staged_ingestible_and_queryable(tmp_path):
                                           extra_body={"max_usd": budget} if budget else None)
             ids.append((r.model_extra["conductor"]["trace_id"], r.usage.total_tokens))
         assert r.model_extra["conductor"]["status"] == "no_answer"  # an unanswered request is kept too
-        run_id = httpx.get(url + "/health").json()["run_id"]
+        run_id = httpx.get(url + "/health/details", headers={"Authorization": f"Bearer {KEY}"}).json()["run_id"]
     with TraceStore(db) as store:
         report = ingest_staged(store, staging)
         assert report.traces == 3

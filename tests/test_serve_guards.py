@@ -126,7 +126,8 @@ def test_a_client_gone_mid_stream_still_gets_its_trace_kept_and_its_slot_freed(t
             assert r.status_code == 200
             next(r.iter_lines())  # the first chunk, then hang up
         deadline = time.monotonic() + 30
-        while httpx.get(url + "/health").json()["in_flight"] and time.monotonic() < deadline:
+        while httpx.get(url + "/health/details", headers={"Authorization": "Bearer k"}).json()["in_flight"] \
+                and time.monotonic() < deadline:
             time.sleep(0.05)
         c = openai.OpenAI(base_url=url + "/v1", api_key="k", max_retries=0)
         c.chat.completions.create(model="conductor", messages=ASK)  # the one slot is free again

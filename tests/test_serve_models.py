@@ -27,6 +27,7 @@ from warehouse.store import TraceStore
 REPO = Path(__file__).resolve().parent.parent
 POOL = REPO / "deployments" / "pools" / "local.yaml"
 KEY = "sk-models-test"
+AUTH = {"Authorization": f"Bearer {KEY}"}
 ASK = [{"role": "user", "content": "What is 6 * 7?"}]
 
 
@@ -61,7 +62,7 @@ def test_models_are_listed_served_by_their_version_cached_and_followed(registry,
         client = openai.OpenAI(base_url=url + "/v1", api_key=KEY, max_retries=0, timeout=300)
         ids = [m.id for m in client.models.list()]
         assert ids == ["conductor", "conductor@champion", "conductor@challenger", "conductor/1", "conductor/2"]
-        assert httpx.get(url + "/health").json()["models_loaded"] == []  # nothing loaded until asked for
+        assert httpx.get(url + "/health/details", headers=AUTH).json()["models_loaded"] == []  # nothing loaded until asked for
 
         def ask(model: str) -> str:
             r = client.chat.completions.create(model=model, messages=ASK)
@@ -74,7 +75,7 @@ def test_models_are_listed_served_by_their_version_cached_and_followed(registry,
         assert ask("conductor@challenger") == "conductor/2"
         assert ask("conductor/1") == "conductor/1"
         assert ask("models:/conductor/2") == "conductor/2"
-        assert httpx.get(url + "/health").json()["models_loaded"] == ["1", "2"]
+        assert httpx.get(url + "/health/details", headers=AUTH).json()["models_loaded"] == ["1", "2"]
         # the stream says which version answered too
         chunks = list(client.chat.completions.create(model="conductor@challenger", messages=ASK, stream=True))
         assert chunks[-1].model_extra["conductor"]["served_by"] == "conductor/2"
@@ -89,7 +90,7 @@ def test_models_are_listed_served_by_their_version_cached_and_followed(registry,
         assert ask("conductor@champion") == "conductor/2"
         ids = [m.id for m in client.models.list()]
         assert ids == ["conductor", "conductor@champion", "conductor@challenger", "conductor/1", "conductor/2"]
-        assert httpx.get(url + "/health").json()["models_loaded"] == ["1", "2"]  # v2 was not loaded again
+        assert httpx.get(url + "/health/details", headers=AUTH).json()["models_loaded"] == ["1", "2"]  # v2 was not loaded again
     # every request was planned by the version it named: its Conductor call names that version's
     # model (the directory it was built in); (both tiny random models write only newlines, so
     # their texts cannot tell them apart)
