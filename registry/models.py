@@ -24,7 +24,7 @@ def pip_requirements() -> list[str]:
 
 
 class ConductorModel(PythonModel):
-    """`predict(questions)` -> workflow texts (greedy), for MLflow clients; the project itself
+    """`predict(chats)` -> workflow texts (greedy), for MLflow clients; the project itself
     resolves the directory and plans with the library."""
 
     def load_context(self, context) -> None:  # noqa: ANN001
@@ -36,11 +36,16 @@ class ConductorModel(PythonModel):
         self.tokenizer = load_tokenizer(path)
         self.model = AutoModelForCausalLM.from_pretrained(path)
 
-    def predict(self, context, model_input, params=None):  # noqa: ANN001
+    # Typed, as MLflow asks of a PythonModel (it warned at import without): it infers the input
+    # schema from the hint and checks what a client sends against it.
+    def predict(self, context, model_input: list[list[dict[str, str]]],  # noqa: ANN001
+                params: dict[str, int] | None = None) -> list[str]:
+        """One chat per workflow wanted (the Conductor's prompt as {"role", "content"} messages,
+        as `conductor.prompts` builds it) -> the workflow text each gets, greedily."""
         from conductor.training.evaluate import generate_workflows
 
-        questions = list(model_input["messages"]) if hasattr(model_input, "columns") else list(model_input)
-        return generate_workflows(self.model, self.tokenizer, questions, max_new_tokens=(params or {}).get("max_new_tokens", 256))
+        return generate_workflows(self.model, self.tokenizer, list(model_input),
+                                  max_new_tokens=int((params or {}).get("max_new_tokens", 256)))
 
 
 @dataclass(frozen=True)
