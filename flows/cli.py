@@ -6,8 +6,6 @@ import asyncio
 import contextlib
 import os
 import signal
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -74,36 +72,25 @@ def run(
 
 @contextlib.contextmanager
 def _ctrl_c_stops_solving() -> Iterator[None]:
-    """The first Ctrl-C cancels the solve in progress (it may run in another thread, where a
-    KeyboardInterrupt would never reach it), so the flow records what finished, marks the run
-    cancelled and ends; a second Ctrl-C interrupts at once."""
-    from tasks.solve import stop_solving
+    """The first Ctrl-C cancels the solves in progress (they may run in other threads, where a
+    KeyboardInterrupt would never reach them) and starts no new one, so the flow writes what
+    finished, marks its runs cancelled and ends; a second Ctrl-C interrupts at once (a Prefect
+    API that is gone can keep a flow reporting its state for minutes: that is the way out; the
+    process no longer ends itself after a grace, which lost trace batches still being written)."""
+    from tasks.solve import allow_solving, stop_solving
 
     def handler(signum: int, frame: object) -> None:
         signal.signal(signal.SIGINT, signal.default_int_handler)
         if not stop_solving():
             raise KeyboardInterrupt
-        threading.Thread(target=_exit_if_still_reporting, daemon=True).start()
 
+    allow_solving()
     previous = signal.signal(signal.SIGINT, handler)
     try:
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
-
-
-# The temporary Prefect server runs in a session of its own (flows/prefect_server.py), so a
-# terminal's Ctrl-C no longer stops it; a server given by PREFECT_API_URL may still be gone, and
-# Prefect's client then retries its state reports for minutes. The run is marked cancelled in the
-# warehouse within a second of the cancel, so after this grace the process just ends.
-REPORTING_GRACE_S = 5.0
-
-
-def _exit_if_still_reporting() -> None:
-    time.sleep(REPORTING_GRACE_S)
-    console.print("run cancelled: its finished questions are recorded and the run is marked cancelled;"
-                  " the Prefect API is unreachable, so not waiting for it")
-    os._exit(130)
+        allow_solving()  # a later command in this process (a test, a notebook) solves again
 
 
 def _ensure_prefect_home() -> None:

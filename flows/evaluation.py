@@ -17,6 +17,7 @@ from typing import Any
 
 from prefect import flow, get_run_logger
 from prefect.artifacts import create_markdown_artifact
+from prefect.states import Cancelled, State
 from prefect.task_runners import ThreadPoolTaskRunner
 from prefect.utilities.annotations import quote
 from pydantic import BaseModel
@@ -35,6 +36,7 @@ from tasks.evaluation import (
     drain_trace_writes, ensure_provider_limits, finish_evaluation, log_evaluation, open_mlflow_in_background,
     provider_limit_name, record_runs, solve_benchmark, start_evaluation,
 )
+from tasks.solve import solving_stopped
 from warehouse.records import DatasetManifest, Run
 
 IN_PROCESS_PROVIDERS = frozenset({"simulated", "local"})  # no remote rate limit to share
@@ -101,9 +103,22 @@ def evaluated_set(cfg: EvalConfig, benchmarks: dict[str, list[Problem]]) -> Data
                   "limit_per_benchmark": cfg.limit_per_benchmark})
 
 
+def _cancelled(futures: list[Any], runs: list[Run], unwritten: RuntimeError | None, db_path: str | None) -> State:
+    """The end of an evaluation stopped by Ctrl-C (`tasks.solve.stop_solving`): its runs marked
+    `cancelled` (their finished questions are in the warehouse; the views leave cancelled runs
+    out), and a Cancelled state for the flow run, whose message is the one line the CLI prints."""
+    recorded = sum(f.result() for f in futures if f.state.is_completed())
+    record_runs([run.model_copy(update={"status": "cancelled", "finished_at": datetime.now(UTC)}) for run in runs],
+                db_path)
+    lost = f" ({unwritten})" if unwritten is not None else ""
+    return Cancelled(message=f"interrupted: {recorded} questions recorded{lost}, runs cancelled")
+
+
+# Returns an EvalResult, or a Cancelled state when Ctrl-C stopped it (Prefect makes that the flow
+# run's final state, and calling the flow raises prefect.exceptions.CancelledRun with its message).
 @flow(name="conductor-eval", log_prints=True)
 def evaluation_flow(cfg: EvalConfig, db_path: str | None = None,
-                    resolve_model: ModelResolver | None = None) -> EvalResult:
+                    resolve_model: ModelResolver | None = None) -> EvalResult | State:
     settings = load_settings(profile=cfg.profile)
     home = settings.ensure_home()
     pool_file = cfg.pool_file or settings.pool_file
@@ -190,6 +205,8 @@ def evaluation_flow(cfg: EvalConfig, db_path: str | None = None,
     except RuntimeError as exc:
         unwritten = exc
         logger.error("%s: %s", exc, exc.__cause__)
+    if solving_stopped():  # Ctrl-C: every handed-off batch is written (drained above)
+        return _cancelled(futures, [*runs, parent], unwritten, db_path)
     status = "failed" if failed or unwritten else "finished"
     ended = [run.model_copy(update={"status": status, "finished_at": datetime.now(UTC)}) for run in [*runs, parent]]
     if failed or unwritten:

@@ -83,10 +83,16 @@ def eval_(
             raise FileNotFoundError(f"--problems {problems}: no such file")
         check_specs(cfg.methods, cfg.pool_file or load_settings(profile=profile).pool_file,
                     resolve_model=resolve_conductor)
-    # The first Ctrl-C cancels the solves in progress (their finished questions are kept); the
-    # evaluation's runs are then marked failed.
+    from prefect.exceptions import CancelledRun
+
+    # The first Ctrl-C cancels the solves in progress: their finished questions are written, the
+    # runs marked cancelled, the flow run ends Cancelled, and its message is all that is printed.
     with user_errors(MethodSpecError, PoolError, ValueError), _ctrl_c_stops_solving():
-        result = evaluation_flow(cfg, db_path=str(db) if db else None, resolve_model=resolve_conductor)
+        try:
+            result = evaluation_flow(cfg, db_path=str(db) if db else None, resolve_model=resolve_conductor)
+        except CancelledRun as exc:
+            console.print(str(exc), markup=False)
+            raise typer.Exit(130) from None
     console.print(f"evaluation {result.evaluation_id}" + (" (a simulated pool: an environment, not a benchmark)"
                                                           if result.simulated else ""))
     # result.warnings (old prices) were logged once by the flow, on this console too

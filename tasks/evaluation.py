@@ -20,7 +20,7 @@ from prefect.concurrency.sync import concurrency
 from conductor.data.schema import Problem
 from conductor.methods import Method
 from conductor.trace import Trace
-from tasks.solve import TraceBatches, _solve
+from tasks.solve import TraceBatches, _solve, solving_stopped
 from tasks.traces import record_traces, warehouse_file
 from warehouse import evaluation as wh
 from warehouse.records import DatasetManifest, Run
@@ -138,7 +138,13 @@ def solve_benchmark(problems: list[Problem], method: Method, run_id: str, benchm
     held = (concurrency(list(limits), occupy=1, strict=True, lease_duration=LEASE_S) if limits
             else contextlib.nullcontext())
     with held:
-        asyncio.run(_solve(problems, method, run_id, seed, sink))
+        try:
+            asyncio.run(_solve(problems, method, run_id, seed, sink))
+        except asyncio.CancelledError:
+            if not solving_stopped():
+                raise
+            # Ctrl-C (`stop_solving`): what finished is handed to the writer, and the task ends
+            # normally with its count; the flow sees `solving_stopped()` and cancels its runs.
     return sink.handed
 
 

@@ -43,13 +43,18 @@ class TraceBatches:
         self.flush()
 
 
-# Solves in progress, so that a Ctrl-C handler (in whichever thread receives it) can cancel them.
+# Solves in progress, so that a Ctrl-C handler (in whichever thread receives it) can cancel them;
+# and whether solving was stopped, so that a solve not started yet (a task waiting for a thread)
+# starts none, and the flow knows to end its runs as cancelled.
 _RUNNING: set[tuple[asyncio.AbstractEventLoop, asyncio.Task[object]]] = set()
 _RUNNING_LOCK = threading.Lock()
+_STOPPED = threading.Event()
 
 
 def stop_solving() -> int:
-    """Cancel every solve in progress (thread-safe); each keeps the traces it finished. Returns how many."""
+    """Cancel every solve in progress and start none until `allow_solving` (thread-safe); each
+    keeps the traces it finished. Returns how many were running."""
+    _STOPPED.set()
     with _RUNNING_LOCK:
         running = list(_RUNNING)
     for loop, task_ in running:
@@ -57,7 +62,18 @@ def stop_solving() -> int:
     return len(running)
 
 
+def solving_stopped() -> bool:
+    return _STOPPED.is_set()
+
+
+def allow_solving() -> None:
+    """Solving may start again (a command that stops solving on Ctrl-C calls this as it begins)."""
+    _STOPPED.clear()
+
+
 async def _solve(problems: list[Problem], method: Method, run_id: str, seed: int, sink: TraceBatches) -> list[Trace]:
+    if _STOPPED.is_set():
+        raise asyncio.CancelledError  # stopped before this solve began: it answers nothing
     me = (asyncio.get_running_loop(), asyncio.current_task())
     with _RUNNING_LOCK:
         _RUNNING.add(me)  # type: ignore[arg-type]

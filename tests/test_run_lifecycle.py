@@ -156,7 +156,7 @@ def test_stop_solving_cancels_a_solve_in_another_thread_and_keeps_what_finished(
     import time
 
     from conductor.data.bank import sample_problems
-    from tasks.solve import solve_problems, stop_solving
+    from tasks.solve import allow_solving, solve_problems, solving_stopped, stop_solving
 
     pool = tmp_path / "slow.yaml"
     pool.write_text(re.sub(r"latency_ms: \{median: \d+", "latency_ms: {median: 1500",
@@ -177,13 +177,23 @@ def test_stop_solving_cancels_a_solve_in_another_thread_and_keeps_what_finished(
     deadline = time.monotonic() + 60
     while not db.exists() and time.monotonic() < deadline:  # wait until some questions finished
         time.sleep(0.2)
-    assert stop_solving() == 1
-    thread.join(timeout=30)
-    assert not thread.is_alive() and outcome and isinstance(outcome[0], asyncio.CancelledError)
-    with TraceStore(db) as store:
-        kept = store.query("SELECT count(*) FROM traces WHERE run_id = 'r'").column(0)[0].as_py()
-    assert 1 <= kept < len(problems)
-    assert stop_solving() == 0  # nothing left running
+    try:
+        assert stop_solving() == 1
+        thread.join(timeout=30)
+        assert not thread.is_alive() and outcome and isinstance(outcome[0], asyncio.CancelledError)
+        with TraceStore(db) as store:
+            kept = store.query("SELECT count(*) FROM traces WHERE run_id = 'r'").column(0)[0].as_py()
+        assert 1 <= kept < len(problems)
+        assert stop_solving() == 0  # nothing left running
+        # Stopped, a solve that starts now (a task still waiting for a thread) answers nothing...
+        assert solving_stopped()
+        with pytest.raises(asyncio.CancelledError):
+            solve_problems.fn(problems, method, "r2", db_path=str(db), batch_size=1)
+        with TraceStore(db) as store:
+            assert store.query("SELECT count(*) FROM traces WHERE run_id = 'r2'").column(0)[0].as_py() == 0
+    finally:
+        allow_solving()  # ...until the next command allows solving again
+    assert not solving_stopped()
 
 
 def test_abandoning_a_killed_run_marks_its_prefect_flow_run_crashed(prefect_harness, tmp_path):

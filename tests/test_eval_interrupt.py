@@ -1,0 +1,98 @@
+"""Ctrl-C during `conductor eval`, as a user presses it: SIGINT to the command while its questions
+are being answered. The command prints one line saying how many questions were recorded, every
+one of them is in the warehouse (none of the batches handed to the writer thread is lost), every
+run of the evaluation is `cancelled` (not left `running`), and the Prefect flow run is Cancelled,
+not Crashed. Real parts: the `conductor` executable, the session's Prefect test server, DuckDB,
+the simulated pool slowed to one second a call so that the evaluation is surely mid-way."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import yaml
+
+from conductor.config import REPO_ROOT
+from conductor.training.problems import bank_splits
+from warehouse import TraceStore
+
+CONDUCTOR = Path(sys.executable).with_name("conductor")
+PROBLEMS = 400  # at 16 questions in flight and ~1 s a call: ~25 s of answering, interrupted early
+
+
+def _slow_pool(path: Path) -> Path:
+    pool = yaml.safe_load((REPO_ROOT / "deployments" / "pools" / "local.yaml").read_text())
+    for worker in pool["workers"]:
+        worker.setdefault("options", {})["latency_ms"] = {"median": 1000, "sigma": 0.1}
+    path.write_text(yaml.safe_dump(pool))
+    return path
+
+
+def _flow_run_states(api_url: str) -> dict[str, str]:
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import FlowFilter, FlowFilterName
+
+    async def read() -> dict[str, str]:
+        async with get_client() as client:
+            runs = await client.read_flow_runs(flow_filter=FlowFilter(name=FlowFilterName(any_=["conductor-eval"])))
+            return {str(r.id): r.state.type.value for r in runs if r.state is not None}
+
+    return asyncio.run(read())
+
+
+def test_ctrl_c_during_an_evaluation_keeps_every_finished_question_and_cancels_the_runs(prefect_harness: Path,
+                                                                                        tmp_path: Path) -> None:
+    from prefect.settings import PREFECT_API_URL
+
+    api_url = PREFECT_API_URL.value()
+    problems = tmp_path / "problems.jsonl"
+    problems.write_text("".join(p.model_dump_json() + "\n" for p in bank_splits().train[:PROBLEMS]))
+    home, db = tmp_path / "home", tmp_path / "w.duckdb"
+    env = os.environ | {"CONDUCTOR_HOME": str(home), "PREFECT_HOME": str(home / "prefect"), "PREFECT_API_URL": api_url}
+    before = _flow_run_states(api_url)
+    proc = subprocess.Popen(
+        [str(CONDUCTOR), "eval", "-m", "template:single", "--problems", str(problems), "--pool",
+         str(_slow_pool(tmp_path / "slow.yaml")), "--db", str(db), "--no-mlflow", "--out", str(tmp_path / "out")],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines: list[str] = []
+    answering = threading.Event()
+
+    def read() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.append(line)
+            if "Task run 'start-evaluation" in line:  # the runs are written; the questions start next
+                answering.set()
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        assert answering.wait(timeout=300), "".join(lines)[-3000:]
+        # Let some questions finish (each call takes ~1 s, 16 in flight), then Ctrl-C.
+        threading.Event().wait(5)
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=300) == 130, "".join(lines)[-3000:]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    reader.join(timeout=30)
+    output = "".join(lines)
+    said = re.findall(r"^interrupted: (\d+) questions recorded, runs cancelled$", output, flags=re.MULTILINE)
+    assert len(said) == 1, output[-3000:]
+    assert "Traceback" not in output and "Crash detected" not in output and "CancelledError" not in output
+    recorded = int(said[0])
+    with TraceStore(db, read_only=True) as store:
+        runs = store.query("SELECT kind, status, finished_at FROM runs").to_pylist()
+        traces = store.query("SELECT count(*) AS n FROM traces WHERE depth = 0").to_pylist()[0]["n"]
+    assert 0 < recorded < PROBLEMS  # interrupted mid-way, with questions finished
+    assert traces == recorded  # every question it counted is in the warehouse
+    assert {(r["kind"], r["status"]) for r in runs} == {("evaluation", "cancelled"), ("eval", "cancelled")}
+    assert all(r["finished_at"] is not None for r in runs)
+    new = {k: v for k, v in _flow_run_states(api_url).items() if k not in before}
+    assert list(new.values()) == ["CANCELLED"], new
