@@ -12,6 +12,12 @@ export MLFLOW_DISABLE_TELEMETRY ?= true
 export HF_HUB_OFFLINE ?= 1
 export HF_DATASETS_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
+# No progress bars for the libraries' own file work (loading a few-MB model, tokenizing 1,600 rows,
+# reading a ten-row sample, downloading a registered model): at this size they are noise between
+# the pipeline's progress lines. The libraries' documented switches; unset them to see the bars.
+export HF_HUB_DISABLE_PROGRESS_BARS ?= 1
+export HF_DATASETS_DISABLE_PROGRESS_BARS ?= 1
+export MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR ?= false
 
 .PHONY: setup run test bench clean ui deploy
 

@@ -15,6 +15,7 @@ from mlflow.pyfunc import PythonModel
 from registry.store import REGISTERED_MODEL, use_store
 
 MODEL_ARTIFACT = "conductor_model"
+LOGGED_MODEL_CODE = Path(__file__).with_name("logged_model.py")  # sets ConductorModel as the model
 CHALLENGER = "challenger"
 
 
@@ -61,7 +62,7 @@ def log_and_register(model_dir: str | Path, *, alias: str = CHALLENGER, name: st
     `alias` at it."""
     info = mlflow.pyfunc.log_model(
         name="model",
-        python_model=ConductorModel(),
+        python_model=str(LOGGED_MODEL_CODE),  # models from code: a file, not a pickled object
         artifacts={MODEL_ARTIFACT: str(model_dir)},
         pip_requirements=pip_requirements(),
         registered_model_name=name,
