@@ -16,28 +16,13 @@ pinned); only how the process is started differs."""
 
 from __future__ import annotations
 
-import ctypes
 import os
-import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Callable
 from typing import Any
 
-PR_SET_PDEATHSIG = 1
-
-
-def _die_with_parent(sig: int = signal.SIGTERM) -> Callable[[], None]:
-    libc = ctypes.CDLL(None, use_errno=True)
-    parent = os.getpid()
-
-    def child() -> None:  # between fork and exec
-        libc.prctl(PR_SET_PDEATHSIG, sig, 0, 0, 0)
-        if os.getppid() != parent:  # the parent died before prctl took effect
-            os._exit(1)
-
-    return child
+from flows.processes import die_with_parent
 
 
 def start_tied_temporary_server() -> Any | None:
@@ -64,7 +49,7 @@ def start_tied_temporary_server() -> Any | None:
         argv = [sys.executable, "-m", "uvicorn", "--app-dir", str(prefect.__module_path__.parent), "--factory",
                 "prefect.server.api.server:create_app", "--host", "127.0.0.1", "--port", str(server.port),
                 "--log-level", "error", "--lifespan", "on"]
-        return subprocess.Popen(argv, env=env, start_new_session=True, preexec_fn=_die_with_parent())
+        return subprocess.Popen(argv, env=env, start_new_session=True, preexec_fn=die_with_parent())
 
     server._run_uvicorn_command = launch  # used by start(), also for its retry on a taken port
     server.start()

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -32,9 +31,8 @@ from typing import IO
 import httpx
 
 from conductor.config import Settings
-from flows.prefect_server import _die_with_parent
+from flows.processes import HOST, alive_in, descendants, die_with_parent, kill, port_free, running, signal_group
 
-HOST = "127.0.0.1"
 STOP_GRACE_S = 15.0
 
 
@@ -58,7 +56,7 @@ class Service:
         self._log = self.log_path.open("ab")
         self.proc = subprocess.Popen(self.argv, env=self.env, stdin=subprocess.DEVNULL, stdout=self._log,
                                      stderr=subprocess.STDOUT, start_new_session=True,
-                                     preexec_fn=_die_with_parent(signal.SIGTERM))
+                                     preexec_fn=die_with_parent(signal.SIGTERM))
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
@@ -77,7 +75,7 @@ class Service:
         if self.proc is None:
             return
         self._tree = descendants(self.proc.pid) | {self.proc.pid}
-        _signal_group(self.proc.pid, signal.SIGTERM)
+        signal_group(self.proc.pid, signal.SIGTERM)
 
     def finish(self, grace: float = STOP_GRACE_S) -> None:
         """After terminate(): wait up to `grace` seconds, then SIGKILL what of the group or of
@@ -86,12 +84,12 @@ class Service:
             return
         pid, tree = self.proc.pid, self._tree or {self.proc.pid}
         deadline = time.monotonic() + grace
-        while _alive_in(tree, pid) and time.monotonic() < deadline:
+        while alive_in(tree, pid) and time.monotonic() < deadline:
             time.sleep(0.1)
-        _signal_group(pid, signal.SIGKILL)
+        signal_group(pid, signal.SIGKILL)
         for p in tree:
-            if _running(p):
-                _kill(p, signal.SIGKILL)
+            if running(p):
+                kill(p, signal.SIGKILL)
         self.proc.wait()
         if self._log:
             self._log.close()
@@ -100,64 +98,6 @@ class Service:
     def stop(self, grace: float = STOP_GRACE_S) -> None:
         self.terminate()
         self.finish(grace)
-
-
-def _signal_group(pgid: int, sig: int) -> None:
-    try:
-        os.killpg(pgid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def _kill(pid: int, sig: int) -> None:
-    try:
-        os.kill(pid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def _stat(pid: int) -> list[str] | None:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
-        return None
-
-
-def _running(pid: int) -> bool:
-    st = _stat(pid)
-    return st is not None and st[0] != "Z"
-
-
-def _alive_in(tree: set[int], pgid: int) -> bool:
-    return any(_running(p) for p in tree) or any(
-        (st := _stat(int(d))) is not None and st[0] != "Z" and int(st[2]) == pgid
-        for d in os.listdir("/proc") if d.isdigit())
-
-
-def descendants(pid: int) -> set[int]:
-    """Every running process below `pid` (from /proc's parent links)."""
-    children: dict[int, list[int]] = {}
-    for d in os.listdir("/proc"):
-        if d.isdigit() and (st := _stat(int(d))) is not None:
-            children.setdefault(int(st[1]), []).append(int(d))
-    out: set[int] = set()
-    todo = [pid]
-    while todo:
-        for c in children.get(todo.pop(), []):
-            if c not in out:
-                out.add(c)
-                todo.append(c)
-    return out
-
-
-def port_free(port: int, host: str = HOST) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            s.bind((host, port))
-        except OSError:
-            return False
-        return True
 
 
 def _bin(name: str) -> str:
