@@ -47,10 +47,10 @@ def run(
     settings = load_settings(profile=profile)
     with user_errors(PoolError, ValueError):
         method = Method(TemplatePlanner(shape), pool_file or settings.pool_file, settings.execution)  # type: ignore[arg-type]
-    from flows.prefect_server import start_tied_temporary_server
+    from flows.prefect_server import PrefectServerError, tied_prefect_server
 
-    start_tied_temporary_server()  # dies with this process; a terminal's Ctrl-C reaches only us
-    with _ctrl_c_stops_solving():
+    # The server dies with this process; a terminal's Ctrl-C reaches only us.
+    with user_errors(PrefectServerError), tied_prefect_server(), _ctrl_c_stops_solving():
         try:
             summary = run_flow(method=method, profile=profile, limit_per_source=limit,
                                db_path=str(db) if db else None, seed=settings.seed)
@@ -132,7 +132,7 @@ def nightly(
     settings = load_settings(profile=profile)
     from conductor.evaluation.methods import check_specs
     from flows.nightly import check_parameters, nightly_flow
-    from flows.prefect_server import start_tied_temporary_server
+    from flows.prefect_server import PrefectServerError, tied_prefect_server
 
     # Bad input is one line before anything starts (no server, no training).
     with user_errors(MethodSpecError, PoolError, ValueError, FileNotFoundError):
@@ -142,8 +142,8 @@ def nightly(
             raise FileNotFoundError(f"--pool {pool_file}: no such file")
         check_parameters(steps, chunk_steps, heldout, run_key or "today", margin, confidence, cost_bound)
         check_specs(baseline or [], pool_file or settings.pool_file)
-    server = start_tied_temporary_server()
-    with user_errors(MethodSpecError, PoolError, ValueError, FileNotFoundError), _ctrl_c_stops_solving():
+    with user_errors(MethodSpecError, PoolError, ValueError, FileNotFoundError, PrefectServerError), \
+            tied_prefect_server(), _ctrl_c_stops_solving():
         try:
             summary = nightly_flow(profile=profile, steps=steps, chunk_steps=chunk_steps, heldout_problems=heldout,
                                    baselines=baseline or None, pool_file=str(pool_file) if pool_file else None,
@@ -153,7 +153,6 @@ def nightly(
         except (KeyboardInterrupt, asyncio.CancelledError):
             console.print("nightly cancelled: completed stages are cached; rerun with the same --run-key to go on")
             raise typer.Exit(130) from None
-    del server  # stops with this process
     print_nightly(summary)
 
 

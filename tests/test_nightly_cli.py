@@ -25,7 +25,7 @@ def test_bad_input_is_one_line_and_starts_nothing(args: list[str], message: str,
     def no_server() -> None:
         raise AssertionError("a Prefect server was started for bad input")
 
-    monkeypatch.setattr(flows.prefect_server, "start_tied_temporary_server", no_server)
+    monkeypatch.setattr(flows.prefect_server, "tied_prefect_server", no_server)
     result = runner.invoke(app, ["nightly", *args])
     assert result.exit_code == 2, result.output
     lines = [line for line in result.output.splitlines() if line.strip()]

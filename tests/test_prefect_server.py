@@ -15,10 +15,10 @@ from conductor.config import REPO_ROOT
 
 RUNNER = """\
 import time
-from flows.prefect_server import start_tied_temporary_server
-server = start_tied_temporary_server()
-print(server.server_process.pid, flush=True)
-time.sleep(600)
+from flows.prefect_server import tied_prefect_server
+with tied_prefect_server() as server:
+    print(server.pid, flush=True)
+    time.sleep(600)
 """
 
 
