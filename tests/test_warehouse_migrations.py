@@ -75,7 +75,7 @@ def test_upgrade_from_every_earlier_version_keeps_data(tmp_path, start):
                 assert store.get_trace(t.trace_id) == t
             assert store.query("SELECT count(*) FROM v_questions").column(0)[0].as_py() == 10
         if start >= 2:
-            # m010 dropped the table nothing wrote (the views compute what it would have held)
+            # m011 dropped the table nothing wrote (the views compute what it would have held)
             assert store.query("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'evaluations'"
                                ).column(0).to_pylist() == [0]
         upgraded = _schema(store.con)

@@ -1,4 +1,4 @@
--- m010_drop_evaluations_repeat_cost_known: the `evaluations` table goes (`datasets` stays and is
+-- m011_drop_evaluations_repeat_cost_known: the `evaluations` table goes (`datasets` stays and is
 -- now written); v_repeat_scores says whether its dollars are known.
 -- Frozen once released: a later change is a new migration.
 --
