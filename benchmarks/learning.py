@@ -47,7 +47,7 @@ from conductor.training.dataset import PoolSampling, build_rows  # noqa: E402
 from conductor.training.evaluate import EvalResult  # noqa: E402
 from conductor.training.pipeline import run_training, training_split  # noqa: E402
 from conductor.training.problems import bank_splits, take_per_domain  # noqa: E402
-from conductor.training.sft_data import completion_text, task_workflow  # noqa: E402
+from conductor.training.sft_data import completion_text, draw_example  # noqa: E402
 from conductor.training.warm import warm_started_tiny  # noqa: E402
 from conductor.workflow import render  # noqa: E402
 
@@ -105,9 +105,9 @@ def run_baselines(base: Baselines, store: Store, seed: int = 0) -> None:
     rows, pool = base.rows, base.pool
     workers = [i for i, s in enumerate(pool.specs) if s.provider != "conductor"]
     rng = random.Random(seed)
-    # A random workflow: the SFT data's generator (on-topic wording, 1 step or solve-then-check,
-    # workers uniformly at random): what the warm start imitates, with no routing.
-    texts = [completion_text(r.problem, task_workflow(r.problem, workers, rng)) for r in rows]
+    # A random workflow: the SFT data's generator (a plan from the library, wording from the
+    # phrasing library, workers at random): what the warm start imitates, with no routing.
+    texts = [completion_text(r.problem, wf, plan) for r in rows for plan, wf in [draw_example(r.problem, workers, rng)]]
     store.put(row_of("random workflow", score(texts, rows, pool)))
     assert base.random_single is not None and base.oracle is not None
     store.put(row_of("random single worker", base.random_single))
