@@ -99,7 +99,8 @@ class WarehouseSink:
     """The reward's `sink(trace, step)`, wired to the warehouse: each training step's rollouts
     (every round, with the run id) are staged as one atomic batch and ingested, and the step's
     curve (reward, accuracy, parse_rate, mean_steps, cost_usd over its first-round rollouts)
-    goes to `training_metrics`, which `v_training_curves` reads. The run is a `runs` row of kind
+    goes to `training_metrics`, which `v_training_curves` reads; each rollout's step goes to
+    `training_rollouts`, which `v_training_shapes` reads (shapes per domain per step). The run is a `runs` row of kind
     `train`; its id is the MLflow run id when the rollouts carry one (the tracker passes it to
     the reward), and that id is also its `mlflow_run_id`. `close()` flushes the last step and
     marks the run finished (or failed). `step` is the trainer's step when the rollouts were
@@ -151,6 +152,7 @@ class WarehouseSink:
                 store.write_runs([self._run_row("running")])
             ingest_staged(store, self.staging_dir)
             store.write_training_metrics(self.run_id, step, step_curve(traces))
+            store.write_training_rollouts(self.run_id, step, [t.trace_id for t in traces])
         self.steps_written.append(step)
 
     def close(self, status: str = "finished", *, mlflow_run_id: str | None = None) -> None:
