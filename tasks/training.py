@@ -78,7 +78,7 @@ def grpo_chunk_task(profile: str, output_dir: str, overrides: dict[str, Any], mo
 def register_task(params: dict[str, Any], chunks: list[dict[str, Any]], run_id: str | None = None) -> dict[str, str]:
     """One MLflow run for the whole training: every chunk's steps, the last chunk's model; the
     warehouse run `run_id` (when given) gets its MLflow run id and is marked finished."""
-    from registry.runs import TrainingRun
+    from registry.runs import STRATEGIES_PLOT, TrainingRun
 
     last = chunks[-1]
     simulated = pool_is_simulated(params["pool_file"])
@@ -92,7 +92,9 @@ def register_task(params: dict[str, Any], chunks: list[dict[str, Any]], run_id: 
     if run_id:
         WarehouseSink.for_settings(run_id=run_id, simulated=simulated).close("finished", mlflow_run_id=logged.run_id)
     return {"run_id": logged.run_id, "model_uri": logged.model.model_uri if logged.model else "",
-            "version": logged.model.version if logged.model else ""}
+            "version": logged.model.version if logged.model else "",
+            # the MLflow artifact path of the strategies-over-training plot, "" when none was drawn
+            "strategies_plot": STRATEGIES_PLOT if STRATEGIES_PLOT in logged.plots else ""}
 
 
 class WarehouseSink:
