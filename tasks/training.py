@@ -102,9 +102,9 @@ class WarehouseSink:
     (every round, with the run id) are staged as one atomic batch and ingested, and the step's
     curve (reward, accuracy, parse_rate, mean_steps, cost_usd over its first-round rollouts)
     goes to `training_metrics`, which `v_training_curves` reads; each rollout's step goes to
-    `training_rollouts`, which `v_training_shapes` reads (shapes per domain per step). The run is a `runs` row of kind
-    `train`; its id is the MLflow run id when the rollouts carry one (the tracker passes it to
-    the reward), and that id is also its `mlflow_run_id`. `close()` flushes the last step and
+    `training_rollouts`, which `v_training_shapes` reads (shapes per domain per step). The run
+    is a `runs` row of kind `train`; its id is the MLflow run id when the rollouts carry one (the
+    tracker passes it to the reward), and that id is also its `mlflow_run_id`. `close()` flushes the last step and
     marks the run finished (or failed). `step` is the trainer's step when the rollouts were
     generated (0 = before the first update)."""
 
