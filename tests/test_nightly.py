@@ -139,6 +139,9 @@ def test_artifacts_are_published(night) -> None:  # noqa: ANN001
     assert "challenger v2" in summary and "champion v1" in summary
     assert "/#/models/conductor/versions/2)" in by_key["nightly-model-version"].data  # [text](url)
     assert s.mlflow_run_id in by_key["nightly-training-run"].data
+    # The challenger's strategies over training, an image the MLflow UI serves from its run.
+    strategies = by_key["nightly-strategies"]
+    assert strategies.type == "image" and s.mlflow_run_id in strategies.data and "strategies.png" in strategies.data
 
 
 def test_bad_parameters_are_one_clear_error(prefect_harness) -> None:  # noqa: ANN001

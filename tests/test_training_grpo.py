@@ -132,6 +132,15 @@ def test_grpo_steps_change_weights_and_log_to_mlflow(tmp_path, warm, monkeypatch
         curve = store.query("SELECT step, reward, parse_rate FROM v_training_curves WHERE run_id = ? ORDER BY step",
                             [outcome.tracking_run_id]).to_pylist()
         assert [r["step"] for r in curve] == [0, 1] and all(0 <= r["parse_rate"] <= 1 for r in curve)
+        # Its strategies: each step's 8 first-round rollouts, by domain and shape (v_training_shapes).
+        shapes = store.query("SELECT step, domain, sum(rollouts) AS n, sum(share) AS total FROM v_training_shapes"
+                             " WHERE run_id = ? GROUP BY step, domain", [outcome.tracking_run_id]).to_pylist()
+        assert {r["step"]: 0 for r in shapes} == {0: 0, 1: 0} and all(r["total"] == pytest.approx(1) for r in shapes)
+        assert [sum(r["n"] for r in shapes if r["step"] == s) for s in (0, 1)] == [8, 8]
+    # The reward's shape shares reached MLflow through TRL's log_metric, and drew the strategies plot.
+    shares = [k for k in run.data.metrics if k.startswith("shape_share/")]
+    assert shares and all(len(client.get_metric_history(run.info.run_id, k)) >= 1 for k in shares)
+    assert "plots/strategies.png" in {a.path for a in client.list_artifacts(run.info.run_id, "plots")}
     # The registered model answers through the library CLI, resolved by registry/'s entry point.
     from typer.testing import CliRunner
 
