@@ -19,6 +19,30 @@ MSGS = [Message(role="system", content="be brief"), Message(role="user", content
 FAST = CallPolicy(max_retries=3, backoff_base_s=0.01, backoff_max_s=5.0)
 
 
+class VirtualTime:
+    """Stands in for a module's `asyncio` and `time`: `asyncio.sleep(d)` records d, moves the
+    virtual clock on by d and only yields; `time.monotonic()`/`perf_counter()` read that clock.
+    A test then asserts how long the code chose to wait, with no wall-clock bound (or wait)."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.slept: list[float] = []
+
+    def __getattr__(self, name: str):  # noqa: ANN204 - everything else is the real asyncio
+        return getattr(asyncio, name)
+
+    async def sleep(self, delay: float, result=None):  # noqa: ANN001, ANN201
+        self.slept.append(delay)
+        self.now += delay
+        await asyncio.sleep(0)
+        return result
+
+    def monotonic(self) -> float:
+        return self.now
+
+    perf_counter = monotonic
+
+
 @pytest.fixture
 def server():
     reset_limits()
@@ -102,17 +126,20 @@ async def test_pool_price_overrides_table(server):
     assert out.usage.cost_usd == pytest.approx(0.5)
 
 
-async def test_429_with_retry_after_is_honoured(server):
+async def test_429_with_retry_after_is_honoured(server, monkeypatch):
+    from conductor.workers import calling
+
     server.script(
         OPENAI_CHAT,
         Reply(429, openai_error(429, "slow down", "rate_limit_exceeded"), {"Retry-After": "1"}),
         Reply(body=openai_chat("done")),
     )
+    clock = VirtualTime()
+    monkeypatch.setattr(calling, "asyncio", clock)
     worker = openai_worker(server)
-    start = time.perf_counter()
     out = await call_worker(worker, MSGS, FAST)
     assert out.text == "done" and out.usage.retries == 1
-    assert time.perf_counter() - start >= 0.95  # the server's Retry-After is a floor
+    assert clock.slept == [1.0]  # the server's Retry-After is a floor over FAST's 0-10 ms backoff
     assert len(server.requests) == 2  # the SDK itself did not retry
 
 
@@ -205,7 +232,7 @@ def test_bad_options_and_missing_key_fail_at_build(monkeypatch):
                                     options={"base_url": "${QWEN_URL}"})])
 
 
-async def test_provider_concurrency_and_rpm_limits(server):
+async def test_provider_concurrency_and_rpm_limits(server, monkeypatch):
     active, peak, lock = 0, 0, threading.Lock()
 
     def slow(_r):
@@ -229,10 +256,16 @@ async def test_provider_concurrency_and_rpm_limits(server):
     assert len(server.requests) == 8 and peak == 2
 
     reset_limits()
+    from conductor.workers import limits
+
+    clock = VirtualTime()  # the token bucket's clock and sleeps
+    monkeypatch.setattr(limits, "asyncio", clock)
+    monkeypatch.setattr(limits, "time", clock)
     spec = WorkerSpec(id="r", provider="openai_compatible", model="m",
                       options={"base_url": server.url + "/v1", "rpm": 600})  # 10/s, bursts of 10
     worker = Pool.from_specs([spec]).worker("r")
     server.on(OPENAI_CHAT, lambda r: Reply(body=openai_chat()))
-    start = time.perf_counter()
     await asyncio.gather(*(worker.complete(MSGS) for _ in range(15)))
-    assert time.perf_counter() - start >= 0.45  # 5 requests beyond the burst wait 0.1 s each
+    # 10 go at once (the burst); the 5 beyond it wait 0.1 s each, one after another
+    assert len(server.requests) == 8 + 15 and clock.now == pytest.approx(0.5)
+    assert [round(d, 6) for d in clock.slept if d > 1e-9] == [0.1] * 5
