@@ -12,35 +12,12 @@ import pytest
 from conductor.workers import Message, Pool, PoolError, WorkerError, WorkerSpec
 from conductor.workers.calling import CallFailed, CallPolicy, call_worker
 from conductor.workers.limits import reset_limits
+from tests.virtual_time import VirtualTime
 from tests.loopback import OPENAI_CHAT, LoopbackServer, Reply, openai_chat, openai_error
 
 KEY = "sk-test-abcdefghijklmnopqrstuvwxyz0123"
 MSGS = [Message(role="system", content="be brief"), Message(role="user", content="2+2?")]
 FAST = CallPolicy(max_retries=3, backoff_base_s=0.01, backoff_max_s=5.0)
-
-
-class VirtualTime:
-    """Stands in for a module's `asyncio` and `time`: `asyncio.sleep(d)` records d, moves the
-    virtual clock on by d and only yields; `time.monotonic()`/`perf_counter()` read that clock.
-    A test then asserts how long the code chose to wait, with no wall-clock bound (or wait)."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-        self.slept: list[float] = []
-
-    def __getattr__(self, name: str):  # noqa: ANN204 - everything else is the real asyncio
-        return getattr(asyncio, name)
-
-    async def sleep(self, delay: float, result=None):  # noqa: ANN001, ANN201
-        self.slept.append(delay)
-        self.now += delay
-        await asyncio.sleep(0)
-        return result
-
-    def monotonic(self) -> float:
-        return self.now
-
-    perf_counter = monotonic
 
 
 @pytest.fixture
