@@ -32,21 +32,22 @@ def night(prefect_harness: Path, tmp_path_factory: pytest.TempPathFactory):  # n
     kwargs = dict(steps=1, chunk_steps=1, heldout_problems=HELDOUT, baselines=[], training_overrides=TINY,
                   concurrency=2, run_key=f"test-{uuid.uuid4().hex[:8]}")
     try:
+        before_any = champion_eval_flow(heldout_problems=4, baselines=[], concurrency=2)  # no champion yet
         first = nightly_flow(**kwargs)
         again = nightly_flow(**kwargs)  # the same night, rerun: every stage cached
         client = mlflow.MlflowClient(tracking_uri=uri, registry_uri=uri)
         after_first = {"versions": [(str(v.version), v.status) for v in client.search_model_versions("name='conductor'")],
                        "aliases": {a: str(v) for a, v in client.get_registered_model("conductor").aliases.items()},
                        "v1": client.get_model_version("conductor", "1")}
-        champion_eval = champion_eval_flow(heldout_problems=4, baselines=[], concurrency=2)
         # The next night, with a champion (forced, whatever the first gate said): training starts
         # from the champion's model and the gate compares with the champion, not the baseline.
         if not first.promoted:
             from registry.promotion import force
 
             force(first.challenger_version)
+        champion_eval = champion_eval_flow(heldout_problems=4, baselines=[], concurrency=2)  # champion v1
         second = nightly_flow(**(kwargs | {"run_key": kwargs["run_key"] + "-next"}))
-        yield {"uri": uri, "first": first, "again": again, "home": prefect_harness, "champion_eval": champion_eval,
+        yield {"uri": uri, "first": first, "again": again, "home": prefect_harness, "champion_eval": champion_eval, "before_any": before_any,
                "second": second, "after_first": after_first}
     finally:
         if old is None:
@@ -146,17 +147,17 @@ def test_bad_parameters_are_one_clear_error(prefect_harness) -> None:  # noqa: A
         nightly_flow.fn(steps=0, run_key="../../etc")
 
 
-def test_champion_eval_evaluates_the_champion_or_the_baseline(night) -> None:  # noqa: ANN001
-    out, s = night["champion_eval"], night["first"]
-    assert out["champion_version"] == s.champion_version_after
-    if s.champion_version_after:
-        assert out["spec"].startswith("conductor:") and out["spec"].endswith(f"v{s.champion_version_after}")
-    else:
-        assert out["spec"] == s.compared_with  # the template baseline
-    with _store(night["home"]) as store:
-        n = store.query("SELECT count(*) AS n FROM v_question_outcomes WHERE evaluation_id = ?",
-                        [out["evaluation_id"]]).to_pylist()
-    assert n == [{"n": 4}] and set(out["accuracy"]) == {out["spec"]}
+def test_champion_eval_evaluates_the_baseline_before_any_champion_then_the_champion(night) -> None:  # noqa: ANN001
+    from flows.nightly import BASELINE
+
+    before, after = night["before_any"], night["champion_eval"]
+    assert (before["champion_version"], before["spec"]) == (None, BASELINE)
+    assert after["champion_version"] == "1" and after["spec"].startswith("conductor:") and after["spec"].endswith("/v1")
+    for out in (before, after):
+        with _store(night["home"]) as store:
+            n = store.query("SELECT count(*) AS n FROM v_question_outcomes WHERE evaluation_id = ?",
+                            [out["evaluation_id"]]).to_pylist()
+        assert n == [{"n": 4}] and set(out["accuracy"]) == {out["spec"]}
 
 
 def test_the_gate_never_decides_twice_for_one_version(night) -> None:  # noqa: ANN001
