@@ -75,6 +75,10 @@ def test_sft_warm_start_writes_parseable_workflows(warm) -> None:
     # And the parsed workflows run: every parsed one is scored 0.5 or 1 by the real path.
     result = asyncio.run(score_texts(texts, rows, pool, examples=False))
     assert result.format_rate == len(ok) / len(rows)
+    # Held-out accuracy counts the verdicts of the traces it ran: some parsed workflows reach a
+    # right answer over the simulated pool (seeded: the same ones every run).
+    right = sum(t.verdict is not None and t.verdict.correct for t in result.traces)
+    assert right > 0 and result.accuracy == right / len(rows)
 
 
 def _weights(path: Path) -> dict[str, torch.Tensor]:
@@ -150,6 +154,40 @@ def test_grpo_steps_change_weights_and_log_to_mlflow(tmp_path, warm, monkeypatch
     res = CliRunner().invoke(app, ["ask", "--conductor", "models:/conductor@challenger", "--json", question])
     assert res.exit_code == 0, res.output
     assert '"conductor_output"' in res.output and '"parse_status"' in res.output
+
+
+def _hopeless_pool(tmp_path: Path) -> Path:
+    """The local simulated pool with every worker's skill 0: no answer is ever right, so held-out
+    accuracy is 0.0 at every evaluation (parsed workflows still earn the format reward, so GRPO
+    still moves the weights)."""
+    import yaml
+
+    from conductor.training.config import local_profile as profile
+
+    pool = yaml.safe_load(Path(profile("/tmp/unused").pool_file).read_text())
+    for worker in pool["workers"]:
+        worker["options"]["skills"] = {domain: 0.0 for domain in worker["options"]["skills"]}
+    path = tmp_path / "hopeless.yaml"
+    path.write_text(yaml.safe_dump(pool))
+    return path
+
+
+def test_early_stopping_keeps_the_best_model(tmp_path, warm) -> None:
+    """eval_every=1, patience=2, accuracy 0.0 at every evaluation: step 1's evaluation stays the
+    best (a tie is no improvement), two more without improvement stop the run at step 3, and the
+    model the run hands on is step 1's (best/), not the last step's."""
+    model_dir, train, held_out = warm
+    out = tmp_path / "run"
+    cfg = local_profile(out, model_name_or_path=str(model_dir), max_steps=6, pool_file=str(_hopeless_pool(tmp_path)),
+                        **{**SMALL, "eval_every": 1, "early_stopping_patience": 2})
+    result = train_grpo(cfg, train, held_out[:8])
+    assert (result.stop_reason, result.steps) == ("early_stopping", 3)
+    assert [(h["step"], h["eval_accuracy"]) for h in result.eval_history] == [(1.0, 0.0), (2.0, 0.0), (3.0, 0.0)]
+    assert (result.best_step, result.best_eval_accuracy) == (1, 0.0)
+    assert result.model_dir == out / "best"
+    best, step1, last = _weights(out / "best"), _weights(out / "checkpoint-1"), _weights(out / "model")
+    assert all(torch.equal(best[k], step1[k]) for k in step1)
+    assert any(not torch.equal(best[k], last[k]) for k in step1)
 
 
 def test_resume_continues_from_the_last_checkpoint(tmp_path, warm) -> None:
