@@ -71,11 +71,23 @@ MUTANTS: list[Mutant] = [
     Mutant("weak-rlimit-fsize", "conductor/sandbox_launch.py",
            "resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))", "pass",
            ("tests/test_sandbox.py",)),
-    # The lead rewrites SFT data (issue 25 leaves it to them): skip with --skip-tag sft while the
-    # line moves, and update `original` once the rewrite lands.
-    Mutant("sft-subject-left-in-subtasks", "conductor/training/sft_data.py",
-           'return problem.model_copy(update={"meta": {}})', "return problem",
-           ("tests/test_training_sft.py",), tags=("sft",)),
+    # The warm start's data (issue 23 rewrote it: plans and wordings from a library). The
+    # issue's own row, "the subject left in every subtask", has no line left to break: subtasks
+    # are library wordings now, never built from the problem.
+    Mutant("sft-plans-not-uniform", "conductor/training/sft_data.py",
+           "plan = rng.choice(list(plans))", "plan = rng.choice(list(plans)[:3])",
+           ("tests/test_training_sft.py::test_sft_draws_plans_workers_and_wordings_uniformly_and_never_the_simulators_wording",),
+           tags=("sft",)),
+    Mutant("sft-self-check-not-tied", "conductor/training/strategies.py",
+           "        chosen[1] = chosen[0]\n", "        pass\n",
+           ("tests/test_training_sft.py::test_worker_ties_follow_the_plan",), tags=("sft",)),
+    Mutant("sft-wording-only-the-first", "conductor/training/strategies.py",
+           "return _KIND_PHRASES.get(kind, {}).get(role, ()) + _GENERIC_PHRASES[role]",
+           "return (_KIND_PHRASES.get(kind, {}).get(role, ()) + _GENERIC_PHRASES[role])[:1]",
+           ("tests/test_training_sft.py::test_the_wording_library_mixes_precise_and_loose_instructions",), tags=("sft",)),
+    Mutant("sft-wording-split-from-its-separator", "conductor/training/sft_data.py",
+           'tokens += [quoted, f", {quoted}"]', "tokens += [quoted]",
+           ("tests/test_training_sft.py::test_every_decision_is_one_token_of_its_own",), tags=("sft",)),
     # --- added with the tests that kill them ----------------------------------------------------
     Mutant("best-model-on-a-tie", "conductor/training/callbacks.py",
            "result.accuracy > self.best", "result.accuracy >= self.best",
