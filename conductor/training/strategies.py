@@ -26,14 +26,12 @@ Role = str  # "solve" | "check" | "combine" | "plan"
 
 @dataclass(frozen=True)
 class Plan:
-    """A topology: its name, the sentence that states it, each step's role and access, and how its
-    workers are tied (`distinct_second`: the second step's worker differs from the first's)."""
+    """A topology: its name, the sentence that states it, and each step's role and access."""
 
     name: str
     sentence: str
     roles: tuple[Role, ...]
     access: tuple[Access, ...]
-    distinct_second: bool = False
 
     @property
     def steps(self) -> int:
@@ -42,8 +40,9 @@ class Plan:
 
 PLANS: tuple[Plan, ...] = (
     Plan("single", "One attempt.", ("solve",), ((),)),
-    Plan("self_check", "Solve, then check it.", ("solve", "check"), ((), ALL)),
-    Plan("cross_check", "Solve, then another worker checks it.", ("solve", "check"), ((), ALL), distinct_second=True),
+    # Checked by the solver itself or by another worker: the workers say which, so the sentence
+    # (true of both) cannot contradict them.
+    Plan("check", "Solve, then check it.", ("solve", "check"), ((), ALL)),
     Plan("attempts_2", "Two attempts, then compare them.", ("solve", "solve", "combine"), ((), (), ALL)),
     Plan("attempts_3", "Three attempts, then compare them.", ("solve",) * 3 + ("combine",), ((),) * 3 + (ALL,)),
     Plan("attempts_4", "Four attempts, then compare them.", ("solve",) * 4 + ("combine",), ((),) * 4 + (ALL,)),
@@ -61,7 +60,8 @@ _KIND_PHRASES: dict[str, dict[Role, tuple[str, ...]]] = {
                   "Crunch the numbers."),
         "check": ("Check the calculation above line by line and give the exact answer in \\boxed{}.",
                   "Recompute the result above and fix any arithmetic slip."),
-        "combine": ("Compare the attempts above, recompute where they differ, and give the exact answer in \\boxed{}.",
+        "combine": ("Compare the math answers above, redo the calculation where they differ, and give the exact "
+                    "answer in \\boxed{}.",
                     "Go with the number most of the attempts above reached."),
         "plan": ("Outline which formulas and steps this math problem needs, without solving it.",
                  "Sketch an approach."),
@@ -70,7 +70,7 @@ _KIND_PHRASES: dict[str, dict[Role, tuple[str, ...]]] = {
         "solve": ("Use your knowledge to pick the right option and reply with its letter.",
                   "Recall the relevant facts, rule out the wrong choices, and answer with one letter.",
                   "Go with your gut."),
-        "check": ("Check the option chosen above against what you know and reply with the letter.",
+        "check": ("Check the option chosen above against the facts and concepts you know, and reply with its letter.",
                   "Double-check the pick above."),
         "combine": ("Compare the options chosen above, recall the facts where they differ, and reply with one letter.",
                     "Take the letter most answers above agree on."),
@@ -130,26 +130,18 @@ def draw_workflow(plan: Plan, kind: str, workers: Sequence[int], rng: random.Ran
         chosen = [rng.choice(workers)] * plan.steps
     else:
         chosen = [rng.choice(workers) for _ in range(plan.steps)]
-    if plan.distinct_second and len(workers) > 1:
-        chosen[1] = rng.choice([w for w in workers if w != chosen[0]])
-    elif plan.name == "self_check":
-        chosen[1] = chosen[0]
+    if plan.name == "check" and len(workers) > 1:  # half self-checks, half checks by another worker
+        chosen[1] = chosen[0] if rng.random() < 0.5 else rng.choice([w for w in workers if w != chosen[0]])
     subtasks = tuple(rng.choice(phrases(kind, role)) for role in plan.roles)
     return Workflow(model_id=tuple(chosen), subtasks=subtasks, access_list=plan.access)
 
 
 def plan_of(workflow: Workflow) -> Plan | None:
-    """The library plan whose topology (steps, roles' access, worker ties) a workflow has; None
+    """The library plan whose topology (steps and access) a workflow has; None
     when it has none. Used to check that the stated plan is true to the lists that follow."""
     for plan in PLANS:
-        if len(workflow) != plan.steps or tuple(workflow.access_list) != plan.access:
-            continue
-        if plan.name in ("self_check", "cross_check"):
-            same = workflow.model_id[0] == workflow.model_id[1]
-            if same == (plan.name == "self_check"):
-                return plan
-            continue
-        return plan
+        if len(workflow) == plan.steps and tuple(workflow.access_list) == plan.access:
+            return plan
     return None
 
 
