@@ -22,7 +22,7 @@ from conductor.trace import Trace
 from conductor.training.config import ConductorTrainingConfig, profile_config
 from conductor.training.grpo import TrainResult, train_grpo
 from conductor.training.pipeline import ensure_model, training_split
-from conductor.workers.pool import pool_is_simulated
+from conductor.workers.pool import read_pool_file
 from warehouse.records import Run
 from warehouse.staging import ingest_staged, stage_traces
 from warehouse.store import TraceStore
@@ -63,7 +63,7 @@ def grpo_chunk_task(profile: str, output_dir: str, overrides: dict[str, Any], mo
                     train: list[Problem], held_out: list[Problem], run_id: str | None = None) -> dict[str, Any]:
     """GRPO up to `until_step`; with a `run_id`, every rollout goes to the warehouse under it."""
     config = config_for(profile, output_dir, {**overrides, "model_name_or_path": model, "max_steps": until_step})
-    sink = WarehouseSink.for_settings(run_id=run_id, simulated=pool_is_simulated(config.pool_file)) if run_id else None
+    sink = WarehouseSink.for_settings(run_id=run_id, simulated=read_pool_file(config.pool_file).simulated) if run_id else None
     logger = get_run_logger()
     result: TrainResult = train_grpo(config, train, held_out, resume=True, run_id=run_id, sink=sink,
                                      on_log=lambda figures: logger.info("grpo %s", _figures(figures)))
@@ -81,7 +81,7 @@ def register_task(params: dict[str, Any], chunks: list[dict[str, Any]], run_id: 
     from registry.runs import TrainingRun
 
     last = chunks[-1]
-    simulated = pool_is_simulated(params["pool_file"])
+    simulated = read_pool_file(params["pool_file"]).simulated
     with TrainingRun(params, simulated=simulated, run_name="conductor-grpo") as run:
         history = [row for c in chunks for row in c["history"]]
         evals = [row for c in chunks for row in c["eval_history"]]

@@ -50,9 +50,9 @@ def _sink(config):  # noqa: ANN001, ANN202
     """The warehouse's rollout sink, found through the `conductor.training_sinks` entry point."""
     from importlib.metadata import entry_points
 
-    from conductor.workers.pool import pool_is_simulated
+    from conductor.workers.pool import read_pool_file
 
-    simulated = pool_is_simulated(config.pool_file)
+    simulated = read_pool_file(config.pool_file).simulated
     for ep in entry_points(group="conductor.training_sinks"):
         if ep.name == "warehouse":
             return ep.load()(params={"profile_output_dir": config.output_dir, "max_steps": config.max_steps,
