@@ -24,28 +24,28 @@ HELDOUT = 8
 
 @pytest.fixture(scope="module")
 def night(prefect_harness: Path, tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
-    from flows.nightly import champion_eval_flow, nightly_flow
+    from flows.nightly import NightConfig, champion_eval_flow, nightly_flow
 
     uri = f"sqlite:///{tmp_path_factory.mktemp('nightly-mlflow') / 'mlflow.db'}"
     old = os.environ.get("MLFLOW_TRACKING_URI")
     os.environ["MLFLOW_TRACKING_URI"] = uri
-    kwargs = dict(steps=1, chunk_steps=1, heldout_problems=HELDOUT, baselines=[], training_overrides=TINY,
-                  concurrency=2, run_key=f"test-{uuid.uuid4().hex[:8]}")
+    night = NightConfig(steps=1, chunk_steps=1, heldout_problems=HELDOUT, baselines=[], training_overrides=TINY,
+                        concurrency=2, run_key=f"test-{uuid.uuid4().hex[:8]}")
     try:
-        first = nightly_flow(**kwargs)
-        again = nightly_flow(**kwargs)  # the same night, rerun: every stage cached
+        first = nightly_flow(night)
+        again = nightly_flow(night)  # the same night, rerun: every stage cached
         client = mlflow.MlflowClient(tracking_uri=uri, registry_uri=uri)
         after_first = {"versions": [(str(v.version), v.status) for v in client.search_model_versions("name='conductor'")],
                        "aliases": {a: str(v) for a, v in client.get_registered_model("conductor").aliases.items()},
                        "v1": client.get_model_version("conductor", "1")}
-        champion_eval = champion_eval_flow(heldout_problems=4, baselines=[], concurrency=2)
+        champion_eval = champion_eval_flow(NightConfig(heldout_problems=4, baselines=[], concurrency=2))
         # The next night, with a champion (forced, whatever the first gate said): training starts
         # from the champion's model and the gate compares with the champion, not the baseline.
         if not first.promoted:
             from registry.promotion import force
 
             force(first.challenger_version)
-        second = nightly_flow(**(kwargs | {"run_key": kwargs["run_key"] + "-next"}))
+        second = nightly_flow(night.model_copy(update={"run_key": night.run_key + "-next"}))
         yield {"uri": uri, "first": first, "again": again, "home": prefect_harness, "champion_eval": champion_eval,
                "second": second, "after_first": after_first}
     finally:
@@ -142,10 +142,10 @@ def test_artifacts_are_published(night) -> None:  # noqa: ANN001
 
 
 def test_bad_parameters_are_one_clear_error(prefect_harness) -> None:  # noqa: ANN001
-    from flows.nightly import nightly_flow
+    from flows.nightly import NightConfig
 
     with pytest.raises(ValueError, match=r"steps must be at least 1.*run_key"):
-        nightly_flow.fn(steps=0, run_key="../../etc")
+        NightConfig.parse(steps=0, run_key="../../etc")
 
 
 def test_champion_eval_evaluates_the_champion_or_the_baseline(night) -> None:  # noqa: ANN001
@@ -164,16 +164,16 @@ def test_champion_eval_evaluates_the_champion_or_the_baseline(night) -> None:  #
 def test_the_gate_never_decides_twice_for_one_version(night) -> None:  # noqa: ANN001
     """The promotion flow run again on a decided version (as a rerun after a kill between the
     gate's MLflow record and the cached result would): the recorded decision is read back."""
-    from flows.nightly import promotion_flow
+    from flows.nightly import GateInputs, promotion_flow
 
     s = night["second"]
     with _store(night["home"]) as store:
         specs = [r["spec"] for r in store.query("SELECT DISTINCT spec FROM v_question_outcomes WHERE evaluation_id = ?",
                                                 [s.evaluation_id]).to_pylist()]
-    again = promotion_flow(challenger_version="2", evaluation_id=s.evaluation_id,
-                           challenger_spec=next(x for x in specs if x.endswith("/v2")),
-                           champion_spec=next(x for x in specs if x.endswith("/v1")), champion_version="1")
-    assert again["promotion_id"] == s.promotion_id and again["promoted"] == s.promoted
+    again = promotion_flow(GateInputs(challenger_version="2", evaluation_id=s.evaluation_id,
+                                      challenger_spec=next(x for x in specs if x.endswith("/v2")),
+                                      champion_spec=next(x for x in specs if x.endswith("/v1")), champion_version="1"))
+    assert again.promotion_id == s.promotion_id and again.promoted == s.promoted
     with _store(night["home"]) as store:
         n = store.query("SELECT count(*) AS n FROM promotions WHERE challenger_eval_id = ?",
                         [s.evaluation_id]).to_pylist()

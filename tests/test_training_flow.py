@@ -14,7 +14,7 @@ from warehouse.store import TraceStore
 
 
 def test_training_flow_runs_chunks_and_registers(tmp_path, prefect_harness, monkeypatch) -> None:
-    from flows.training import training_flow
+    from flows.training import TrainingRequest, training_flow
 
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
@@ -24,7 +24,7 @@ def test_training_flow_runs_chunks_and_registers(tmp_path, prefect_harness, monk
     overrides = {"model_name_or_path": str(model), "max_steps": 2, "per_device_train_batch_size": 4,
                  "num_generations": 2, "max_completion_length": 32, "eval_every": 0, "early_stopping_patience": 0}
     out = tmp_path / "run"
-    state = training_flow(output_dir=str(out), chunk_steps=1, overrides=overrides, return_state=True)
+    state = training_flow(TrainingRequest(output_dir=str(out), chunk_steps=1, overrides=overrides), return_state=True)
     registered = state.result()
     # Each chunk logs GRPO's figures, and no bytecode (the warm-start test below says why).
     logged = _messages(state.state_details.flow_run_id)
