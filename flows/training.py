@@ -11,7 +11,8 @@ from typing import Any
 from prefect import flow
 from pydantic import BaseModel, Field
 
-from tasks.training import ChunkPlan, config_for, grpo_chunk_task, problems_task, register_task, warm_start_task
+from tasks.launch import ChunkPlan
+from tasks.training import config_for, grpo_chunk_task, problems_task, register_task, warm_start_task
 
 
 class TrainingRequest(BaseModel):

@@ -15,7 +15,6 @@ from typing import Any
 
 from prefect import get_run_logger, task
 from prefect.cache_policies import NO_CACHE
-from pydantic import BaseModel
 
 from conductor.config import load_settings
 from conductor.data.schema import Problem
@@ -24,6 +23,7 @@ from conductor.training.config import ConductorTrainingConfig, profile_config
 from conductor.training.grpo import TrainResult, train_grpo
 from conductor.training.pipeline import ensure_model, training_split
 from conductor.workers.pool import read_pool_file
+from tasks.launch import ChunkPlan, run_chunk
 from warehouse.records import Run
 from warehouse.staging import ingest_staged, stage_traces
 from warehouse.store import TraceStore
@@ -58,29 +58,15 @@ def _figures(logs: dict[str, Any]) -> str:
     return " ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in logs.items())
 
 
-class ChunkPlan(BaseModel):
-    """One checkpointed GRPO chunk: the run's config (profile + overrides, the model included) up
-    to `until_step`, its warehouse run, and the launcher."""
-
-    profile: str
-    output_dir: str
-    overrides: dict[str, Any]
-    until_step: int
-    run_id: str | None = None  # the warehouse run every rollout goes to (None: none)
-    accelerate_config: str | None = None  # run under `accelerate launch --config_file` (None: in-process)
-
-
 @task(name="grpo-chunk", cache_policy=NO_CACHE, retries=2, retry_delay_seconds=5,
       task_run_name="grpo-to-step-{plan.until_step}", log_prints=False)  # as warm-start, above
 def grpo_chunk_task(plan: ChunkPlan, train: list[Problem], held_out: list[Problem]) -> dict[str, Any]:
     """GRPO up to `plan.until_step`; with a `run_id`, every rollout goes to the warehouse under it.
     With an accelerate config the chunk is a subprocess (`launch.run_chunk`): the same config,
     resumed from the run's last checkpoint, its output streamed into this task's log."""
-    config = config_for(plan.profile, plan.output_dir, {**plan.overrides, "max_steps": plan.until_step})
     if plan.accelerate_config:
-        from tasks.launch import run_chunk
-
-        return run_chunk(config, plan.accelerate_config, plan.run_id, get_run_logger())
+        return run_chunk(plan, get_run_logger())
+    config = plan.config()
     run_id = plan.run_id
     sink = WarehouseSink.for_settings(run_id=run_id, simulated=read_pool_file(config.pool_file).simulated) if run_id else None
     logger = get_run_logger()

@@ -25,8 +25,9 @@ def train(
     compare: int = typer.Option(96, help="Held-out bank problems to compare the model with each single worker on (0: skip)."),
     allow_simulated: bool = typer.Option(False, "--allow-simulated",
                                          help=Settings.model_fields["allow_simulated"].description),
-    config_file: Path = typer.Option(None, "--config", help="A whole training config as JSON (a nightly chunk under"
-                                     " accelerate writes one); the profile and the options above are then ignored."),
+    config_file: Path = typer.Option(None, "--config", help="A chunk as JSON (profile, output_dir, overrides,"
+                                     " until_step: what a nightly chunk under accelerate writes); the options above"
+                                     " are then ignored."),
     result_file: Path = typer.Option(None, "--result", help="Write the run's result (TrainResult) here as JSON"
                                      " (rank 0), and print one line per step instead of a progress bar."),
     run_id: str = typer.Option(None, "--run-id", help="The warehouse run the rollouts belong to: each rank stages"
@@ -38,13 +39,15 @@ def train(
 
     from conductor.cli.common import user_errors
     from conductor.config import SimulatedPoolRefused, load_settings, refuse_accidental_simulation
-    from conductor.training.config import ConductorTrainingConfig, profile_config
+    from conductor.training.config import profile_config
     from conductor.training.estimate import estimate
     from conductor.workers.pool import PoolError, read_pool_file
 
     settings = load_settings(profile=profile)
     if config_file is not None:
-        config = ConductorTrainingConfig(**json.loads(config_file.read_text(encoding="utf-8")))
+        chunk = json.loads(config_file.read_text(encoding="utf-8"))
+        profile = chunk["profile"]
+        config = profile_config(profile, chunk["output_dir"], **{**chunk["overrides"], "max_steps": chunk["until_step"]})
     else:
         out = output_dir or settings.home / "training" / profile
         overrides: dict = {"seed": seed, "train_seed": seed}
@@ -91,7 +94,9 @@ def _write_result(result, path: Path) -> None:  # noqa: ANN001 - a TrainResult
     from dataclasses import asdict
 
     rank, world = int(os.environ.get("RANK", "0")), int(os.environ.get("WORLD_SIZE", "1"))
-    print(f"rank {rank} of {world}: stepped to {result.steps} ({result.stop_reason})", flush=True)
+    # One write(2) per line: the ranks share the launch's stdout pipe, and print() under
+    # PYTHONUNBUFFERED writes the text and its newline apart, so two ranks' lines could interleave.
+    os.write(1, f"rank {rank} of {world}: stepped to {result.steps} ({result.stop_reason})\n".encode())
     if rank == 0:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".tmp")
@@ -102,6 +107,8 @@ def _write_result(result, path: Path) -> None:  # noqa: ANN001 - a TrainResult
 
 def _run(config, *, resume: bool, track: bool, warehouse: bool, compare: int, result_file: Path | None = None,  # noqa: ANN001
          run_id: str | None = None) -> None:
+    import os
+
     from tqdm import tqdm
 
     from conductor.training.pipeline import run_training
@@ -111,8 +118,8 @@ def _run(config, *, resume: bool, track: bool, warehouse: bool, compare: int, re
 
     def on_step(row: dict[str, float]) -> None:
         if result_file is not None:  # launched by a nightly chunk: lines its task's log can show
-            print("grpo " + " ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
-                                     for k, v in row.items()), flush=True)
+            figures = " ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items())
+            os.write(1, f"grpo {figures}\n".encode())  # one write per line, as _write_result says
             return
         bar.n = int(row["step"])
         bar.set_postfix(reward=f"{row.get('reward', 0):.3f}", fmt=f"{row.get('format_rate', 0):.2f}",

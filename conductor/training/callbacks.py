@@ -57,6 +57,13 @@ class RewardStatsCheckpoint(TrainerCallback):
             self.reward.stats = RewardStats(**json.loads(path.read_text()))
 
 
+def is_main_process() -> bool:
+    """Whether this process writes the run's files (rank 0 under accelerate; always, alone)."""
+    from accelerate import PartialState
+
+    return PartialState().is_main_process
+
+
 class HeldOutEval(TrainerCallback):
     """Every `every` steps: held-out accuracy of the greedy policy; keeps the best model in
     `best_dir` and stops after `patience` evaluations without improvement (0: never)."""
@@ -81,6 +88,10 @@ class HeldOutEval(TrainerCallback):
         self.history.append(metrics)
         if self.best is None or result.accuracy > self.best:
             self.best, self.best_step, self._since_best = result.accuracy, step, 0
+            if not is_main_process():
+                # Under accelerate every rank evaluates (greedy decoding of the same weights: the
+                # same decision to stop on each, so none waits alone in a collective); one writes.
+                return metrics
             if self.best_dir.exists():
                 shutil.rmtree(self.best_dir)
             model.save_pretrained(self.best_dir)

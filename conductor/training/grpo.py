@@ -146,11 +146,14 @@ def train_grpo(
         stats_ckpt.load(checkpoint)
     trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
     final = out / "model"
-    trainer.save_model(str(final))
-    tokenizer.save_pretrained(final)
-    write_prompt_format(final, PromptFormat(few_shot_examples=config.few_shot_examples))
+    trainer.save_model(str(final))  # rank 0 writes (under accelerate); the others return
+    main = trainer.is_world_process_zero()
+    if main:
+        tokenizer.save_pretrained(final)
+        write_prompt_format(final, PromptFormat(few_shot_examples=config.few_shot_examples))
     steps = trainer.state.global_step
-    if eval_rows and (not held_out.history or held_out.history[-1]["step"] != steps):
+    # The final held-out evaluation: rank 0's (the others' results are not reported).
+    if main and eval_rows and (not held_out.history or held_out.history[-1]["step"] != steps):
         held_out.evaluate(trainer.model, steps)
     model_dir = out / "best" if held_out.best_step is not None and held_out.best_step != steps else final
     reason = "budget" if budget.stopped_for_budget else "early_stopping" if held_out.stopped_early else "max_steps"
