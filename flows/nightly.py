@@ -241,7 +241,8 @@ def _night(night: Night, run_id: str, flow_run_id: str) -> NightlySummary:
     log = get_run_logger()
     c, db_path = night.config, night.config.db_path
     # 1. curation (cached on its inputs and code)
-    curation_flow(out=str(night.home / "curated" / c.profile), profile=c.profile)
+    if c.curate:
+        curation_flow(out=str(night.home / "curated" / c.profile), profile=c.profile)
     # 2. training -> challenger (once a night)
     trained: Trained = _once(training_stage)(night.run_key, night)
     log.info("challenger v%s (trained from %s)", trained.version, trained.started_from)

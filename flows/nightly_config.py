@@ -64,6 +64,9 @@ class NightConfig(BaseModel):
                                            " runs as `accelerate launch --config_file FILE conductor train --resume"
                                            " ...` (default: CONDUCTOR_ACCELERATE_CONFIG; unset: in-process).")
     db_path: str | None = Field(default=None, description="Warehouse file (default: $CONDUCTOR_HOME/warehouse.duckdb).")
+    curate: bool = Field(default=True, description="Curate the profile's data sets first (production: the pinned"
+                         " hub data sets, so it needs the network). The night's training and held-out problems"
+                         " come from the generated bank either way.")
 
     @model_validator(mode="after")
     def _check(self) -> NightConfig:
