@@ -32,6 +32,8 @@ def run(
     shape: str = typer.Option(DEFAULT_SHAPE, help=f"Workflow shape of the stand-in planner: {', '.join(SHAPES)}."),
     limit: int = typer.Option(0, help="Solve at most N problems per evaluation set (0: all)."),
     db: Path = typer.Option(None, help="Warehouse file (default: $CONDUCTOR_HOME/warehouse.duckdb)."),
+    allow_simulated: bool = typer.Option(False, "--allow-simulated",
+                                         help=Settings.model_fields["allow_simulated"].description),
 ) -> None:
     """The main job: curate the data, solve every evaluation set, record everything in the warehouse.
 
@@ -46,9 +48,13 @@ def run(
     from conductor.workers.pool import PoolError
     from flows.run import run_flow
 
+    from conductor.config import refuse_accidental_simulation
+
     settings = load_settings(profile=profile)
     with user_errors(PoolError, ValueError):
         method = Method(TemplatePlanner(shape), pool_file or settings.pool_file, settings.execution)  # type: ignore[arg-type]
+        refuse_accidental_simulation(profile, {"run": (method.pool_file, method.simulated)},
+                                     allow_simulated or settings.allow_simulated)
     from flows.prefect_server import start_tied_temporary_server
 
     start_tied_temporary_server()  # dies with this process; a terminal's Ctrl-C reaches only us
@@ -139,6 +145,8 @@ def nightly(
     max_usd: float = typer.Option(None, "--max-usd", help=_night_help("max_usd")),
     accelerate_config: Path = typer.Option(None, "--accelerate-config", help=_night_help("accelerate_config")),
     allow_simulated: bool = typer.Option(False, "--allow-simulated", help=_night_help("allow_simulated")),
+    settings_: list[str] = typer.Option(None, "--set", help="KEY=VALUE: a training config field over the"
+                                        " profile's (repeat the option), e.g. --set vllm_mode=server."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the resolved settings (pools, trainer, budget)"
                                  " and run nothing."),
     db: Path = typer.Option(None, help="Warehouse file (default: $CONDUCTOR_HOME/warehouse.duckdb)."),
@@ -146,7 +154,7 @@ def nightly(
     """The nightly pipeline (`make run`): curate, train, evaluate challenger vs champion, costs, the
     promotion gate, a summary. Runs as the Prefect flow `conductor-nightly`."""
     _ensure_prefect_home()
-    from conductor.cli.common import user_errors
+    from conductor.cli.common import parse_settings, user_errors
     from conductor.config import SimulatedPoolRefused, load_settings
     from conductor.evaluation.methods import MethodSpecError, check_specs
     from conductor.workers.pool import PoolError
@@ -165,7 +173,8 @@ def nightly(
             baselines=baseline if baseline else ["random"], pool_file=pool_file,
             gate={"margin": margin, "confidence": confidence, "cost_bound": cost_bound, "method": gate_method},
             seed=settings.seed if seed is None else seed, run_key=run_key, max_usd=max_usd,
-            accelerate_config=accelerate_config, allow_simulated=allow_simulated, db_path=str(db) if db else None)
+            accelerate_config=accelerate_config, allow_simulated=allow_simulated, db_path=str(db) if db else None,
+            training_overrides=parse_settings(settings_))
         night = config.resolve(settings)
         check_specs(config.baselines, night.pool_file)
         if profile == "production":

@@ -38,13 +38,13 @@ from conductor.evaluation.config import EvalConfig
 from conductor.planners import DEFAULT_SHAPE
 from flows.curation import curation_flow
 from flows.evaluation import EvalResult, evaluation_flow
-from flows.nightly_config import LOCAL_NIGHTLY_TRAINING, Night, NightConfig  # noqa: F401 (re-exported)
+from flows.nightly_config import Night, NightConfig
 from flows.training import TrainingRequest, training_flow
-from registry.promotion import Decision, GateConfig
+from registry.promotion import Decision
 from tasks.curate import cache_dirs
 from tasks.evaluation import evaluation_figures, fill_costs
-from tasks.nightly import (current_champion, decide_once, heldout_problems, model_directory, nightly_run,
-                           publish, question_outcomes, record_promotion, spend)
+from tasks.nightly import (GateInputs, current_champion, decide_once, heldout_problems, model_directory,
+                           nightly_run, publish, question_outcomes, record_promotion, spend)
 from tasks.records import FLOW_RUN_PARAM, abandon_dead_runs, record_run
 
 NIGHTLY_FLOW = "conductor-nightly"
@@ -97,18 +97,6 @@ class Costs(BaseModel):
     rows: list[dict[str, Any]]
     usd_evaluation: float
     usd_training: float
-
-
-class GateInputs(BaseModel):
-    """What the promotion gate compares: the challenger and the champion (or the baseline, when
-    `champion_version` is None) on one evaluation's problems."""
-
-    challenger_version: str
-    evaluation_id: str
-    challenger_spec: str
-    champion_spec: str
-    champion_version: str | None = None
-    gate: GateConfig = GateConfig()
 
 
 # --- the stages that run once a night: tasks cached on their inputs (run_key among them) ---
@@ -176,17 +164,14 @@ def promotion_flow(inputs: GateInputs, db_path: str | None = None) -> Decision:
     if missing:
         raise ValueError(f"evaluation {inputs.evaluation_id} has no finished outcomes for {', '.join(missing)};"
                          f" it has {', '.join(sorted(outcomes)) or 'none'}")
-    decision = decide_once(inputs.challenger_version, outcomes[inputs.challenger_spec],
-                           outcomes[inputs.champion_spec], inputs.champion_version, inputs.champion_spec, inputs.gate)
+    decision = decide_once(inputs, outcomes[inputs.challenger_spec], outcomes[inputs.champion_spec])
     record_promotion(decision, inputs.evaluation_id, db_path)
     print(f"{'PROMOTED' if decision.promoted else 'KEPT OUT'} v{inputs.challenger_version}: {decision.reason}")
     return decision
 
 
 def _eval_config(night: Night, heldout_file: str, specs: list[str], out_dir: Path) -> EvalConfig:
-    c = night.config
-    return EvalConfig(methods=specs, problems_file=Path(heldout_file), pool_file=night.pool_file,
-                      profile=c.profile, seed=c.seed, concurrency=c.concurrency, out_dir=out_dir)
+    return EvalConfig(**night.evaluation_settings(), methods=specs, problems_file=Path(heldout_file), out_dir=out_dir)
 
 
 @flow(name=NIGHTLY_FLOW, log_prints=True)
@@ -228,13 +213,10 @@ def nightly_flow(config: NightConfig | None = None) -> NightlySummary:
 class _Stages:
     """What the stages of one night produced, for its summary."""
 
-    night: Night
     trained: Trained
     evaluated: EvalResult
     costs: Costs
     decision: Decision
-    gate: GateInputs
-    specs: list[str]
 
 
 def _night(night: Night, run_id: str, flow_run_id: str) -> NightlySummary:
@@ -250,13 +232,11 @@ def _night(night: Night, run_id: str, flow_run_id: str) -> NightlySummary:
     heldout = heldout_problems(c.heldout_problems, c.seed, str(night.home / "nightly" / "heldout"))
     models = str(night.night_dir / "models")
     champion = trained.champion_before
-    gate = GateInputs(challenger_version=trained.version, evaluation_id="",
+    gate = GateInputs(challenger_version=trained.version,
                       challenger_spec=f"conductor:{model_directory(trained.version, models)}",
                       champion_spec=f"conductor:{model_directory(champion, models)}" if champion else BASELINE,
                       champion_version=champion, gate=c.gate)
-    specs = [gate.challenger_spec, gate.champion_spec,
-             *[b for b in c.baselines if b not in (gate.champion_spec, gate.challenger_spec)]]
-    cfg = _eval_config(night, heldout, specs, night.night_dir / "evaluation")
+    cfg = _eval_config(night, heldout, _specs(night, gate), night.night_dir / "evaluation")
     evaluated: EvalResult = _once(evaluation_stage)(night.run_key, cfg, db_path)
     gate = gate.model_copy(update={"evaluation_id": evaluated.evaluation_id})
     # 4. costs
@@ -264,7 +244,13 @@ def _night(night: Night, run_id: str, flow_run_id: str) -> NightlySummary:
     # 5. the gate (once a night)
     decision: Decision = _once(gate_stage)(night.run_key, gate, db_path)
     # 6. the summary
-    return _summarize(_Stages(night, trained, evaluated, costs, decision, gate, specs), run_id, flow_run_id)
+    return _summarize(night, gate, _Stages(trained, evaluated, costs, decision), run_id, flow_run_id)
+
+
+def _specs(night: Night, gate: GateInputs) -> list[str]:
+    """What the night evaluates: the challenger, the champion (or the baseline), the baselines."""
+    firsts = [gate.challenger_spec, gate.champion_spec]
+    return [*firsts, *[b for b in night.config.baselines if b not in firsts]]
 
 
 def _label(spec: str, gate: GateInputs) -> str:
@@ -275,15 +261,15 @@ def _label(spec: str, gate: GateInputs) -> str:
     return spec
 
 
-def _summarize(stages: _Stages, run_id: str, flow_run_id: str) -> NightlySummary:
+def _summarize(night: Night, gate: GateInputs, stages: _Stages, run_id: str, flow_run_id: str) -> NightlySummary:
     from registry import nightly as reg
 
-    night, trained, evaluated, decision, gate = stages.night, stages.trained, stages.evaluated, stages.decision, stages.gate
+    trained, evaluated, decision = stages.trained, stages.evaluated, stages.decision
     db_path, run_key, profile = night.config.db_path, night.run_key, night.config.profile
     challenger, champion = trained.version, trained.champion_before
     outcomes = question_outcomes(evaluated.evaluation_id, db_path)
     accuracy, usd_q, rows = {}, {}, []
-    for spec in stages.specs:
+    for spec in _specs(night, gate):
         side = outcomes.get(spec, {"correct": {}, "cost_usd": {}})
         n = len(side["correct"])
         label = _label(spec, gate)

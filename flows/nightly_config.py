@@ -127,6 +127,11 @@ class Night(BaseModel):
     home: Path
     training_overrides: dict[str, Any]
 
+    def evaluation_settings(self) -> dict[str, Any]:
+        """The EvalConfig fields a night's evaluations share (its pool among them)."""
+        c = self.config
+        return {"pool_file": self.pool_file, "profile": c.profile, "seed": c.seed, "concurrency": c.concurrency}
+
     @property
     def night_dir(self) -> Path:
         return self.home / "nightly" / self.config.profile / self.run_key
@@ -157,7 +162,8 @@ class Night(BaseModel):
             f"pool           {self.pool_file} ({kind}): training, evaluation and gate"
             if self.pool_file == self.training_pool_file else
             f"pools          training {self.training_pool_file}, evaluation {self.pool_file} ({kind})",
-            f"training       {c.steps} GRPO steps in chunks of {c.chunk_steps}",
+            f"training       {c.steps} GRPO steps in chunks of {c.chunk_steps}, profile {c.profile}'s config"
+            + "".join(f", {k}={v}" for k, v in sorted(self.training_overrides.items()) if k != "pool_file"),
             f"trainer        {trainer}",
             f"budget         {f'${budget:,.2f} of training worker calls' if budget is not None else 'none'}"
             f" (max_usd: training stops cleanly, with a checkpoint, once spent)",

@@ -69,6 +69,14 @@ def test_production_train_on_the_simulated_pool_refuses_but_estimates(tmp_path, 
     assert not (tmp_path / "training").exists()
 
 
+def test_production_run_on_the_simulated_pool_refuses_in_one_line(no_server, monkeypatch) -> None:
+    monkeypatch.delenv("CONDUCTOR_POOL_FILE", raising=False)
+    result = runner.invoke(app, ["run", "--profile", "production"])
+    assert result.exit_code == 2
+    line = _one_error_line(result.output)
+    assert "local.yaml" in line and "--allow-simulated" in line
+
+
 def test_a_night_mixing_simulated_and_real_pools_is_refused() -> None:
     settings = load_settings(profile="local")
     with pytest.raises(SimulatedPoolRefused, match=r"mixes simulated and real pools: training on simulated pool"):

@@ -30,6 +30,8 @@ def train(
                                      " are then ignored."),
     result_file: Path = typer.Option(None, "--result", help="Write the run's result (TrainResult) here as JSON"
                                      " (rank 0), and print one line per step instead of a progress bar."),
+    settings_: list[str] = typer.Option(None, "--set", help="KEY=VALUE: any training config field over the"
+                                        " profile's (repeat the option), e.g. --set vllm_mode=server."),
     run_id: str = typer.Option(None, "--run-id", help="The warehouse run the rollouts belong to: each rank stages"
                                " its rollouts and the caller ingests them (a nightly chunk under accelerate)."),
 ) -> None:
@@ -50,7 +52,9 @@ def train(
         config = profile_config(profile, chunk["output_dir"], **{**chunk["overrides"], "max_steps": chunk["until_step"]})
     else:
         out = output_dir or settings.home / "training" / profile
-        overrides: dict = {"seed": seed, "train_seed": seed}
+        from conductor.cli.common import parse_settings
+
+        overrides: dict = {"seed": seed, "train_seed": seed, **parse_settings(settings_)}
         for key, value in (("model_name_or_path", model), ("pool_file", str(pool_file) if pool_file else None),
                            ("max_steps", max_steps), ("max_usd", max_usd)):
             if value is not None:
