@@ -42,7 +42,7 @@ from conductor.training.pipeline import training_split  # noqa: E402
 from conductor.training.problems import bank_splits, take_per_domain  # noqa: E402
 from conductor.training.reward import WorkflowReward  # noqa: E402
 from conductor.training.dataset import training_pool  # noqa: E402
-from conductor.training.sft_data import completion_text, task_workflow  # noqa: E402
+from conductor.training.sft_data import completion_text, draw_example  # noqa: E402
 
 LATENCY_MS = 200.0
 
@@ -136,7 +136,7 @@ def reward_time(pool_file: Path, repeats: int = 5, *, code: bool = True, group: 
     rng = random.Random(0)
     problems = [p for p in distinct for _ in range(group)]
     # a group's rollouts are sampled workflows: the worker each step goes to varies
-    texts = [completion_text(p, task_workflow(p, range(len(ids)), rng, p_check=0.0)) for p in problems]
+    texts = [completion_text(p, wf, plan) for p in problems for plan, wf in [draw_example(p, range(len(ids)), rng)]]
     cols = {"problem": [p.model_dump_json() for p in problems], "pool_ids": [ids] * len(problems)}
 
     from conductor.verify import code_tests

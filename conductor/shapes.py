@@ -4,7 +4,8 @@ shape names (`SHAPES`) and the one classifier, used by the warehouse's `traces.s
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from conductor.workflow import resolve_access
@@ -66,3 +67,47 @@ def shape_of(trace: Trace) -> str:
     if trace.parse_status != "ok":
         return "unparsed"
     return classify([s.reads for s in trace.steps], [s.subtask for s in trace.steps], recursed=recursed)
+
+
+# --- strategies over training (the paper's Figure 3) ---------------------------------------------
+
+# The groups a "strategies over training" plot stacks, in stacking order: every shape keeps its
+# name except the rare `empty` and `recursive`, which are counted as `other`.
+STRATEGY_GROUPS = ("single", "verify_refine", "fan_out_aggregate", "chain", "parallel", "other", "unparsed")
+
+SHARE_PREFIX = "shape_share/"
+"""Training metrics `shape_share/<domain>/<shape>`: a step's share of rollouts of that domain
+whose workflow has that shape (the reward logs them; MLflow and the plot read them)."""
+
+
+def strategy_group(shape: str) -> str:
+    """The plot's group of a shape name (`SHAPES`)."""
+    if shape not in SHAPES:
+        raise ValueError(f"unknown shape {shape!r}; shapes: {', '.join(SHAPES)}")
+    return shape if shape in STRATEGY_GROUPS else "other"
+
+
+def share_metric(domain: str, shape: str) -> str:
+    return f"{SHARE_PREFIX}{domain}/{shape}"
+
+
+def parse_share_metric(name: str) -> tuple[str, str] | None:
+    """(domain, shape) of a `shape_share/<domain>/<shape>` metric name; None for any other name."""
+    if not name.startswith(SHARE_PREFIX):
+        return None
+    domain, _, shape = name[len(SHARE_PREFIX):].rpartition("/")
+    return (domain, shape) if domain and shape in SHAPES else None
+
+
+def shape_shares(traces: Iterable[Trace]) -> dict[str, float]:
+    """`shape_share/<domain>/<shape>` for each domain among `traces` and every shape in `SHAPES`
+    (0.0 for a shape no rollout of the domain took, so an average over batches stays a share).
+    A domain with no rollout has no metrics: unknown is not 0."""
+    counts: dict[str, Counter[str]] = {}
+    for t in traces:
+        counts.setdefault(t.domain, Counter())[shape_of(t)] += 1
+    out: dict[str, float] = {}
+    for domain, c in sorted(counts.items()):
+        n = sum(c.values())
+        out.update({share_metric(domain, s): c[s] / n for s in SHAPES})
+    return out

@@ -146,7 +146,8 @@ def plot(
     db: Path = typer.Option(None, help="Warehouse file (default: $CONDUCTOR_HOME/warehouse.duckdb)."),
 ) -> None:
     """Write the plots of a run: accuracy vs $ with the Pareto frontier, per-benchmark bars, worker
-    usage by domain, workflow lengths and shapes (and training curves for a training run)."""
+    usage by domain, workflow lengths and shapes (and, for a training run, its curves and its
+    strategies over training: the share of each workflow shape per domain at every step)."""
     from conductor.config import Settings
     from conductor.evaluation import plots
     from conductor.evaluation.report import write_plots
@@ -159,6 +160,7 @@ def plot(
         figures = {"scores": wh.repeat_scores(store, run), "usage": wh.worker_usage(store, run),
                    "mix": wh.workflow_mix(store, run)}
         curve = wh.training_curve(store, run)
+        shapes = wh.training_shapes(store, run)
     target = out or Settings().home / "plots" / run
     simulated = any(r["simulated"] for r in runs)
     written = write_plots(figures, target, simulated=simulated)
@@ -168,6 +170,9 @@ def plot(
                                               "format rate": [c["parse_rate"] for c in curve],
                                               "accuracy": [c["accuracy"] for c in curve]},
                                              target / "training_curves.png", simulated=simulated))
+    if shapes:  # rollouts with their steps (v_training_shapes): the strategies over training
+        shares = [plots.ShapeShare(r["step"], r["domain"] or "unknown domain", r["shape"], r["share"]) for r in shapes]
+        written.append(plots.strategies_over_training(shares, target / "strategies.png", simulated=simulated, run=run))
     if not written:
         raise typer.Exit(_nothing(run))
     for path in written:

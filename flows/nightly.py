@@ -89,6 +89,7 @@ class Trained(BaseModel):
     model_uri: str
     champion_before: str | None
     started_from: str
+    strategies_plot: str = ""  # the MLflow artifact path of the strategies-over-training plot ("" when none)
 
 
 class Costs(BaseModel):
@@ -281,6 +282,11 @@ def _summarize(night: Night, gate: GateInputs, stages: _Stages, run_id: str, flo
     simulated = evaluated.simulated
     sim = " (simulated pool: an environment, not a benchmark)" if simulated else ""
     links = reg.ui_links(challenger, trained.run_id)
+    # The challenger's strategies over training (a training run that logged shape shares), as an
+    # image the Prefect UI shows while the MLflow UI serves it (a night cached before had none).
+    images = {}
+    if trained.strategies_plot and trained.run_id:
+        images["strategies"] = links["strategies_plot"] = reg.artifact_url(trained.run_id, trained.strategies_plot)
     out_dir = Path(evaluated.out_dir)
     for png in sorted(out_dir.glob("*.png")):
         links[f"plot_{png.stem}"] = png.resolve().as_uri()
@@ -291,7 +297,8 @@ def _summarize(night: Night, gate: GateInputs, stages: _Stages, run_id: str, flo
     title = f"nightly {run_key} ({profile}){sim}: v{challenger} {verdict}"
     rows.append({"method": "decision", "questions": None, "accuracy": None, "usd_per_question": None,
                  "note": f"{verdict}; champion before: {champion or 'none'}, after: {after or 'none'}"})
-    publish(rows, results, stages.costs.rows, {k: v for k, v in links.items() if k != "store"}, title)
+    publish(rows, results, stages.costs.rows, {k: v for k, v in links.items() if k not in ("store", "strategies_plot")},
+            title, images)
     print(title)
     return NightlySummary(
         run_key=run_key, nightly_run_id=run_id, flow_run_id=flow_run_id, profile=profile, simulated=simulated,

@@ -8,6 +8,7 @@ import json
 import os
 from datetime import datetime
 from pathlib import Path
+from urllib.parse import urlencode
 
 import mlflow
 from mlflow.exceptions import MlflowException
@@ -93,3 +94,9 @@ def ui_links(version: str, run_id: str, name: str = REGISTERED_MODEL, *, base: s
         "training_run": f"{base}/#/experiments/{experiment}/runs/{run_id}" if run_id else "",
         "store": tracking_uri(),
     }
+
+
+def artifact_url(run_id: str, path: str, *, base: str = MLFLOW_UI_URL) -> str:
+    """A run's artifact as the MLflow server on `base` serves it (its `/get-artifact` route): an
+    image URL the Prefect UI can show while `conductor ui` (or `mlflow ui`) runs there."""
+    return f"{base}/get-artifact?{urlencode({'path': path, 'run_uuid': run_id})}"

@@ -33,11 +33,15 @@ def metric_key(name: str) -> str:
     return "".join(c if c.isalnum() or c in "_-./ " else "_" for c in name)
 
 
+STRATEGIES_PLOT = "plots/strategies.png"  # the run's "strategies over training" artifact
+
+
 @dataclass(frozen=True)
 class LoggedRun:
     run_id: str
     experiment_id: str
     model: RegisteredVersion | None
+    plots: tuple[str, ...] = ()  # artifact paths of the plots logged (plots/curves.png, STRATEGIES_PLOT)
 
 
 class TrainingRun:
@@ -77,19 +81,29 @@ class TrainingRun:
         summary: Mapping[str, float] = {},
         alias: str = CHALLENGER,
     ) -> LoggedRun:
-        """Curves, held-out metrics, sample workflows, summary; then log and register the model."""
-        from conductor.evaluation.plots import training_history
+        """Curves, held-out metrics, sample workflows, summary; then log and register the model.
+        When the steps logged `shape_share/<domain>/<shape>` (the reward does), the strategies
+        over training too (`STRATEGIES_PLOT`)."""
+        from conductor.evaluation.plots import shares_from_metrics, strategies_over_training, training_history
 
         for row in eval_history:
             mlflow.log_metrics({metric_key(k): v for k, v in row.items() if k != "step"}, step=int(row["step"]))
         if summary:
             mlflow.log_metrics({metric_key(k): float(v) for k, v in summary.items()})
+        plots: list[str] = []
         with tempfile.TemporaryDirectory() as tmp:
             if history or eval_history:
                 curves = training_history(history, eval_history, Path(tmp) / "curves.png", simulated=self.simulated)
                 mlflow.log_artifact(str(curves), "plots")
+                plots.append(f"plots/{curves.name}")
+            shares = shares_from_metrics(history)
+            if shares:
+                strategies = strategies_over_training(shares, Path(tmp) / Path(STRATEGIES_PLOT).name,
+                                                      simulated=self.simulated, run=self.run_id)
+                mlflow.log_artifact(str(strategies), "plots")
+                plots.append(STRATEGIES_PLOT)
         if samples:
             columns = sorted({k for s in samples for k in s})
             mlflow.log_table({c: [str(s.get(c, "")) for s in samples] for c in columns}, artifact_file="sample_workflows.json")
         model = log_and_register(model_dir, alias=alias) if model_dir is not None else None
-        return LoggedRun(run_id=self.run_id, experiment_id=self.experiment_id, model=model)
+        return LoggedRun(run_id=self.run_id, experiment_id=self.experiment_id, model=model, plots=tuple(plots))

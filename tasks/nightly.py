@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from prefect import task
-from prefect.artifacts import create_link_artifact, create_markdown_artifact, create_table_artifact
+from prefect.artifacts import (create_image_artifact, create_link_artifact, create_markdown_artifact,
+                               create_table_artifact)
 from prefect.cache_policies import NO_CACHE
 from pydantic import BaseModel
 
@@ -108,9 +109,10 @@ def nightly_run(run_id: str, status: str, params: dict[str, Any], simulated: boo
 
 @task(name="publish-summary", cache_policy=NO_CACHE)
 def publish(summary_rows: list[dict[str, Any]], results_markdown: str, cost_rows: list[dict[str, Any]],
-            links: dict[str, str], title: str) -> None:
-    """The summary table, the Table-7-style results, the cost table and the links, as Prefect
-    artifacts of the running flow (keys are stable, so the UI shows each one's history)."""
+            links: dict[str, str], title: str, images: dict[str, str] | None = None) -> None:
+    """The summary table, the Table-7-style results, the cost table, the links and the images
+    (name -> URL: the strategies over training), as Prefect artifacts of the running flow (keys
+    are stable, so the UI shows each one's history)."""
     create_table_artifact(key="nightly-summary", table=summary_rows, description=title)
     create_markdown_artifact(key="nightly-results", markdown=results_markdown, description=title)
     create_table_artifact(key="nightly-costs", table=cost_rows or [{"note": "no calls recorded"}],
@@ -119,6 +121,8 @@ def publish(summary_rows: list[dict[str, Any]], results_markdown: str, cost_rows
         if url:
             create_link_artifact(key=f"nightly-{name.replace('_', '-')}", link=url, link_text=name.replace("_", " "),
                                  description=title)
+    for name, url in (images or {}).items():
+        create_image_artifact(image_url=url, key=f"nightly-{name.replace('_', '-')}", description=title)
 
 
 def params_json(value: Any) -> str:

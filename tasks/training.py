@@ -83,7 +83,7 @@ def grpo_chunk_task(plan: ChunkPlan, train: list[Problem], held_out: list[Proble
 def register_task(params: dict[str, Any], chunks: list[dict[str, Any]], run_id: str | None = None) -> dict[str, str]:
     """One MLflow run for the whole training: every chunk's steps, the last chunk's model; the
     warehouse run `run_id` (when given) gets its MLflow run id and is marked finished."""
-    from registry.runs import TrainingRun
+    from registry.runs import STRATEGIES_PLOT, TrainingRun
 
     last = chunks[-1]
     simulated = read_pool_file(params["pool_file"]).simulated
@@ -97,16 +97,19 @@ def register_task(params: dict[str, Any], chunks: list[dict[str, Any]], run_id: 
     if run_id:
         WarehouseSink.for_settings(run_id=run_id, simulated=simulated).close("finished", mlflow_run_id=logged.run_id)
     return {"run_id": logged.run_id, "model_uri": logged.model.model_uri if logged.model else "",
-            "version": logged.model.version if logged.model else ""}
+            "version": logged.model.version if logged.model else "",
+            # the MLflow artifact path of the strategies-over-training plot, "" when none was drawn
+            "strategies_plot": STRATEGIES_PLOT if STRATEGIES_PLOT in logged.plots else ""}
 
 
 class WarehouseSink:
     """The reward's `sink(trace, step)`, wired to the warehouse: each training step's rollouts
     (every round, with the run id) are staged as one atomic batch and ingested, and the step's
     curve (reward, accuracy, parse_rate, mean_steps, cost_usd over its first-round rollouts)
-    goes to `training_metrics`, which `v_training_curves` reads. The run is a `runs` row of kind
-    `train`; its id is the MLflow run id when the rollouts carry one (the tracker passes it to
-    the reward), and that id is also its `mlflow_run_id`. `close()` flushes the last step and
+    goes to `training_metrics`, which `v_training_curves` reads; each rollout's step goes to
+    `training_rollouts`, which `v_training_shapes` reads (shapes per domain per step). The run
+    is a `runs` row of kind `train`; its id is the MLflow run id when the rollouts carry one (the
+    tracker passes it to the reward), and that id is also its `mlflow_run_id`. `close()` flushes the last step and
     marks the run finished (or failed). `step` is the trainer's step when the rollouts were
     generated (0 = before the first update)."""
 
@@ -166,6 +169,7 @@ class WarehouseSink:
                 store.write_runs([self._run_row("running")])
             ingest_staged(store, self.staging_dir)
             store.write_training_metrics(self.run_id, step, step_curve(traces))
+            store.write_training_rollouts(self.run_id, step, [t.trace_id for t in traces])
         self.steps_written.append(step)
 
     def close(self, status: str = "finished", *, mlflow_run_id: str | None = None) -> None:

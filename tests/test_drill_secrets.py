@@ -71,7 +71,8 @@ def _assert_keys_were_sent(loop: LoopbackServer) -> None:
     seen = " ".join(str(r.headers) for r in loop.requests)
     for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY"):
         assert SENTINELS[name] in seen
-    assert SENTINELS["GEMINI_API_KEY"] in seen or SENTINELS["GOOGLE_API_KEY"] in seen
+    # both Google variables are set: the adapter's documented order picks GEMINI_API_KEY
+    assert SENTINELS["GEMINI_API_KEY"] in seen and SENTINELS["GOOGLE_API_KEY"] not in seen
 
 
 def _serve(args: list[str], env: dict[str, str], log: Path) -> tuple[subprocess.Popen[bytes], str]:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-import time
 from datetime import date
 from pathlib import Path
 
@@ -177,22 +176,29 @@ def test_the_conductors_generation_is_priced_per_gpu_hour_and_shown_apart(report
     assert f"${own:.4f}" in line and "single-sim-small" not in line
 
 
-async def test_gpu_hour_planner_times_one_generation_at_a_time() -> None:
+async def test_gpu_hour_planner_times_one_generation_at_a_time(monkeypatch) -> None:  # noqa: ANN001
+    from conductor.evaluation import conductor_cost
     from conductor.evaluation.conductor_cost import GpuHourPlanner
     from conductor.planners import ScriptedPlanner
+    from tests.virtual_time import VirtualTime
 
-    class Slow(ScriptedPlanner):
+    clock = VirtualTime()  # the planner's perf_counter; each generation takes 2 s of it
+    monkeypatch.setattr(conductor_cost, "time", clock)
+    events: list[str] = []
+
+    class Generating(ScriptedPlanner):
         async def plan(self, messages, offered):  # noqa: ANN001, ANN201
-            await asyncio.sleep(0.05)
+            events.append("start")
+            await asyncio.sleep(0)  # the others get their turn to start, if nothing holds them
+            clock.now += 2.0
+            events.append("end")
             return await super().plan(messages, offered)
 
-    planner = GpuHourPlanner(Slow(["x"]), usd_per_gpu_hour=7200.0)  # $2 per second
-    t0 = time.perf_counter()
+    planner = GpuHourPlanner(Generating(["x"]), usd_per_gpu_hour=7200.0)  # $2 per second
     outs = await asyncio.gather(*(planner.plan([], []) for _ in range(3)))
-    wall = time.perf_counter() - t0
-    assert wall >= 0.15  # one at a time: waiting for the GPU is not generation
-    for c in outs:
-        assert 0.05 <= c.usage.latency_s < 0.1 and c.usage.cost_usd == pytest.approx(2 * c.usage.latency_s)
+    assert events == ["start", "end"] * 3  # one at a time
+    # each is billed its own 2 s of generation, not the time it waited for the GPU
+    assert [(c.usage.latency_s, c.usage.cost_usd) for c in outs] == [(2.0, 4.0)] * 3
 
 
 def test_conductor_pricing_choices_are_exclusive(tmp_path: Path) -> None:
@@ -207,29 +213,41 @@ def test_conductor_pricing_choices_are_exclusive(tmp_path: Path) -> None:
 
 def test_mlflow_is_opened_while_the_calls_run(prefect_harness: Path, tmp_path: Path, monkeypatch) -> None:
     """MLflow's import and store check (seconds in a fresh process) overlap the calls: the
-    evaluation's experiment is opened before its last question ends, not after, and opened
-    again, quickly, by the logging itself."""
-    from datetime import UTC, datetime, timedelta
+    evaluation's experiment is opened while its one call is still in flight (the call waits for
+    it, so the order does not depend on how fast either is), on its own thread, and opened again
+    by the logging itself."""
+    import threading
 
     import registry.evaluation as reg
+    from conductor.workers.simulated.worker import SimulatedWorker
 
-    opened: list[datetime] = []
+    opened: list[str] = []  # the thread that opened the store, each time
+    store_open = threading.Event()
     real = reg.open_evaluation_store
-    monkeypatch.setattr(reg, "open_evaluation_store", lambda uri=None: opened.append(datetime.now(UTC)) or real(uri))
-    pool = yaml.safe_load((REPO / "deployments" / "pools" / "local.yaml").read_text())
-    for w in pool["workers"]:
-        w["options"]["latency_ms"] = {"median": 1000, "sigma": 0.0}  # one question: a 1 s call
-    (tmp_path / "pool.yaml").write_text(yaml.safe_dump(pool))
+
+    def open_store(uri=None):  # noqa: ANN001, ANN202
+        opened.append(threading.current_thread().name)
+        out = real(uri)
+        store_open.set()
+        return out
+
+    monkeypatch.setattr(reg, "open_evaluation_store", open_store)
+    seen_in_flight: list[bool] = []
+    complete = SimulatedWorker.complete
+
+    async def waiting_complete(self, *args, **kwargs):  # noqa: ANN001, ANN202
+        # a hang guard, not a speed bound: without the early thread nothing opens the store now
+        seen_in_flight.append(await asyncio.to_thread(store_open.wait, 120))
+        return await complete(self, *args, **kwargs)
+
+    monkeypatch.setattr(SimulatedWorker, "complete", waiting_complete)
     problem = next(p for p in generate_bank(20, seed=4) if p.domain == "math")
     (tmp_path / "p.jsonl").write_text(problem.model_dump_json() + "\n")
     result = evaluation_flow(EvalConfig(methods=["single:sim-small"], problems_file=tmp_path / "p.jsonl",
-                                        pool_file=tmp_path / "pool.yaml", out_dir=tmp_path / "out"),
-                             db_path=str(tmp_path / "wh.duckdb"))
-    with TraceStore(tmp_path / "wh.duckdb") as store:
-        (trace,) = store.query("SELECT created_at, wall_s FROM traces").to_pylist()
-    ended = trace["created_at"] + timedelta(seconds=trace["wall_s"])
-    assert trace["wall_s"] >= 1.0 and len(opened) == 2
-    assert opened[0] < ended < opened[1]  # early, during the call; then log_evaluation's own
+                                        pool_file=REPO / "deployments" / "pools" / "local.yaml",
+                                        out_dir=tmp_path / "out"), db_path=str(tmp_path / "wh.duckdb"))
+    assert seen_in_flight == [True]
+    assert len(opened) == 2 and opened[0] == "mlflow-open" and opened[1] != "mlflow-open"
     assert result.mlflow_run is not None and _mlflow_run(result.evaluation_id).info.status == "FINISHED"
 
 

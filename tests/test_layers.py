@@ -1,127 +1,97 @@
-"""The layering rule as import-linter contracts, checked on every `make test`.
+"""The layering rule: the import-linter contracts in pyproject.toml ([tool.importlinter]) hold, and
+each of them can fail.
 
-- conductor/ (the library) imports no prefect, duckdb or mlflow, and no layer above it;
-- only warehouse/ imports duckdb; only registry/ imports mlflow;
-- (server | flows) -> tasks -> (warehouse | registry) -> conductor: nothing imports server/
-  (the `conductor serve` command reaches it through the `conductor.cli` entry point);
-- no import cycles between conductor's subpackages and modules, at any depth.
+`.venv/bin/lint-imports` from the repository root checks the same contracts; this file runs it
+too, on every `make test`, and then shows that each contract breaks when a module breaks its
+rule. The bad modules are written into a temporary copy of the repository (never the checkout,
+where other test files run beside this one), and lint-imports runs there, on the copy's own
+pyproject.toml.
 
-The configuration is written here rather than in a static file because `registry/` may not
-exist yet (it is being built on another branch): import-linter refuses a root package that
-does not exist, so a package that is absent is left out, and its contracts start to hold the
-moment it lands. `layer_contracts()` is also what `python -m tests.test_layers` prints.
+The entry-point groups of pyproject.toml ([project.entry-points]) are how the library reaches the
+layers above it at run time: a library module importing any of their implementations is refused.
 """
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 LINT = Path(sys.executable).with_name("lint-imports")
+PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())
+CONTRACTS = {c["id"]: c["name"] for c in PYPROJECT["tool"]["importlinter"]["contracts"]}
 
 
-def _present(*packages: str) -> list[str]:
-    return [p for p in packages if (REPO / p / "__init__.py").is_file()]
+def repo_copy(dest: Path) -> Path:
+    """The files git tracks or would add (not ignored), copied into `dest`."""
+    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=REPO, check=True,
+                            capture_output=True).stdout.decode().split("\0")
+    for rel in filter(None, listed):
+        if (REPO / rel).is_file():
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / rel, dest / rel)
+    return dest
 
 
-def _lines(modules: list[str]) -> str:
-    return "".join(f"\n    {m}" for m in modules)
+def lint(root: Path) -> subprocess.CompletedProcess[str]:
+    """lint-imports in `root` with its pyproject.toml, importing `root`'s packages (not the checkout's)."""
+    env = os.environ | {"PYTHONPATH": str(root)}
+    return subprocess.run([str(LINT), "--no-cache"], cwd=root, env=env, capture_output=True, text=True, timeout=300)
 
 
-def layer_contracts() -> str:
-    roots = _present("conductor", "warehouse", "registry", "tasks", "flows", "server")
-    above_library = [p for p in roots if p != "conductor"]
-    middle = " | ".join(_present("warehouse", "registry"))
-    return f"""\
-[importlinter]
-root_packages ={_lines(roots)}
-include_external_packages = True
-
-[importlinter:contract:library]
-name = conductor/ imports no prefect, duckdb or mlflow, nor any layer above it
-type = forbidden
-source_modules =
-    conductor
-forbidden_modules ={_lines(["prefect", "duckdb", "mlflow", *above_library])}
-
-[importlinter:contract:duckdb]
-name = only warehouse/ imports duckdb
-type = forbidden
-source_modules ={_lines([p for p in roots if p != "warehouse"])}
-forbidden_modules =
-    duckdb
-allow_indirect_imports = True
-
-[importlinter:contract:mlflow]
-name = only registry/ imports mlflow
-type = forbidden
-source_modules ={_lines([p for p in roots if p != "registry"])}
-forbidden_modules =
-    mlflow
-allow_indirect_imports = True
-
-[importlinter:contract:layers]
-name = server | flows -> tasks -> warehouse | registry -> conductor
-type = layers
-layers =
-    {" | ".join(_present("server", "flows"))}
-    tasks
-    {middle}
-    conductor
-
-[importlinter:contract:acyclic]
-name = no import cycles inside conductor/
-type = acyclic_siblings
-ancestors =
-    conductor
-"""
+@pytest.fixture
+def copy(tmp_path: Path) -> Path:
+    return repo_copy(tmp_path / "repo")
 
 
-def lint(config: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
-    path = tmp_path / "importlinter.ini"
-    path.write_text(config)
-    return subprocess.run([str(LINT), "--config", str(path), "--no-cache"], cwd=REPO, capture_output=True,
-                          text=True, timeout=300)
-
-
-def test_the_layering_contracts_hold(tmp_path):
-    result = lint(layer_contracts(), tmp_path)
+def test_the_layering_contracts_hold() -> None:
+    result = lint(REPO)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
-    assert "0 broken" in result.stdout
+    assert f"Contracts: {len(CONTRACTS)} kept, 0 broken." in result.stdout
 
 
-@pytest.mark.parametrize(("module", "line", "broken"), [
-    ("conductor/_bad_import.py", "import duckdb\n", "conductor/ imports no prefect"),
-    ("tasks/_bad_import.py", "import flows.run\n", "flows -> tasks"),
-    ("conductor/_bad_import.py", "import conductor.executor\n", None),  # a leaf importing down: fine
+@pytest.mark.parametrize(("module", "line", "contract"), [
+    ("conductor/_bad_import.py", "import prefect\n", "library"),
+    ("registry/_bad_import.py", "import duckdb\n", "duckdb"),
+    ("warehouse/_bad_import.py", "import mlflow\n", "mlflow"),
+    ("tasks/_bad_import.py", "import flows.run\n", "layers"),
+    ("conductor/workers/_bad_cycle.py", "import conductor.solve\n", "acyclic"),  # workers -> solve -> executor -> workers
 ])
-def test_a_bad_import_breaks_a_contract(tmp_path, module, line, broken):
-    """The contracts can fail: a module that breaks the rule makes lint-imports exit non-zero."""
-    bad = REPO / module
-    bad.write_text(line)
-    try:
-        result = lint(layer_contracts(), tmp_path)
-    finally:
-        bad.unlink()
-    if broken is None:
-        assert result.returncode == 0, result.stdout[-3000:]
-    else:
-        assert result.returncode != 0 and broken in result.stdout, result.stdout[-3000:]
+def test_each_contract_can_fail(copy: Path, module: str, line: str, contract: str) -> None:
+    """A module breaking one rule makes lint-imports exit non-zero, naming that contract broken."""
+    (copy / module).write_text(line)
+    result = lint(copy)
+    assert result.returncode != 0 and f"{CONTRACTS[contract]} BROKEN" in result.stdout, result.stdout[-3000:]
 
 
-def test_a_cycle_inside_conductor_breaks_the_acyclic_contract(tmp_path):
-    bad = REPO / "conductor" / "workers" / "_bad_cycle.py"
-    bad.write_text("import conductor.solve\n")  # workers -> solve -> executor -> workers
-    try:
-        result = lint(layer_contracts(), tmp_path)
-    finally:
-        bad.unlink()
-    assert result.returncode != 0 and "no import cycles inside conductor/" in result.stdout, result.stdout[-3000:]
+def test_a_library_module_importing_down_is_fine(copy: Path) -> None:
+    (copy / "conductor" / "_leaf.py").write_text("import conductor.executor\n")
+    result = lint(copy)
+    assert result.returncode == 0, result.stdout[-3000:]
 
 
-if __name__ == "__main__":
-    print(layer_contracts())
+def entry_point_modules() -> dict[str, list[str]]:
+    """Entry-point group -> the modules its implementations live in ("pkg.mod:attr" -> "pkg.mod")."""
+    groups = PYPROJECT["project"]["entry-points"]
+    return {group: sorted({ref.split(":")[0] for ref in eps.values()}) for group, eps in groups.items()}
+
+
+def test_the_library_may_not_import_any_entry_point_implementation(copy: Path) -> None:
+    """Each group's implementations are reached at run time only: one library module importing
+    each of them, and the library contract names every one of those imports as broken."""
+    groups = entry_point_modules()
+    assert set(groups) >= {"conductor.cli", "conductor.trackers", "conductor.training_sinks",
+                           "conductor.model_resolvers"}
+    modules = sorted({m for ms in groups.values() for m in ms})
+    for i, module in enumerate(modules):
+        (copy / "conductor" / f"_entry_point_{i}.py").write_text(f"import {module}\n")
+    result = lint(copy)
+    assert result.returncode != 0 and f"{CONTRACTS['library']} BROKEN" in result.stdout, result.stdout[-3000:]
+    for i, module in enumerate(modules):
+        assert f"conductor._entry_point_{i} -> {module}" in result.stdout, (module, result.stdout[-3000:])

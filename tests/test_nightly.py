@@ -32,21 +32,23 @@ def night(prefect_harness: Path, tmp_path_factory: pytest.TempPathFactory):  # n
     night = NightConfig(steps=1, chunk_steps=1, heldout_problems=HELDOUT, baselines=[], training_overrides=TINY,
                         concurrency=2, run_key=f"test-{uuid.uuid4().hex[:8]}")
     try:
+        before_any = champion_eval_flow(NightConfig(heldout_problems=4, baselines=[], concurrency=2))  # no champion yet
         first = nightly_flow(night)
         again = nightly_flow(night)  # the same night, rerun: every stage cached
         client = mlflow.MlflowClient(tracking_uri=uri, registry_uri=uri)
         after_first = {"versions": [(str(v.version), v.status) for v in client.search_model_versions("name='conductor'")],
                        "aliases": {a: str(v) for a, v in client.get_registered_model("conductor").aliases.items()},
                        "v1": client.get_model_version("conductor", "1")}
-        champion_eval = champion_eval_flow(NightConfig(heldout_problems=4, baselines=[], concurrency=2))
         # The next night, with a champion (forced, whatever the first gate said): training starts
         # from the champion's model and the gate compares with the champion, not the baseline.
         if not first.promoted:
             from registry.promotion import force
 
             force(first.challenger_version)
+        champion_eval = champion_eval_flow(NightConfig(heldout_problems=4, baselines=[], concurrency=2))  # champion v1
         second = nightly_flow(night.model_copy(update={"run_key": night.run_key + "-next"}))
         yield {"uri": uri, "first": first, "again": again, "home": prefect_harness, "champion_eval": champion_eval,
+               "before_any": before_any,
                "second": second, "after_first": after_first}
     finally:
         if old is None:
@@ -67,10 +69,8 @@ def test_registered_version_and_aliases_follow_the_decision(night) -> None:  # n
     # no champion before the first night: the challenger was compared with the template baseline
     assert s.champion_version_before is None and s.compared_with.startswith("template:")
     assert s.started_from == "SFT warm start"
-    if s.promoted:
-        assert aliases.get("champion") == s.challenger_version == s.champion_version_after
-    else:
-        assert "champion" not in aliases and s.champion_version_after is None
+    # `champion` follows the decision (which decision is test_the_promotion_flow_...'s business)
+    assert aliases.get("champion") == s.champion_version_after == (s.challenger_version if s.promoted else None)
 
 
 def test_the_decision_is_recorded_in_mlflow_and_the_warehouse(night) -> None:  # noqa: ANN001
@@ -139,6 +139,9 @@ def test_artifacts_are_published(night) -> None:  # noqa: ANN001
     assert "challenger v2" in summary and "champion v1" in summary
     assert "/#/models/conductor/versions/2)" in by_key["nightly-model-version"].data  # [text](url)
     assert s.mlflow_run_id in by_key["nightly-training-run"].data
+    # The challenger's strategies over training, an image the MLflow UI serves from its run.
+    strategies = by_key["nightly-strategies"]
+    assert strategies.type == "image" and s.mlflow_run_id in strategies.data and "strategies.png" in strategies.data
 
 
 def test_bad_parameters_are_one_clear_error(prefect_harness) -> None:  # noqa: ANN001
@@ -148,17 +151,17 @@ def test_bad_parameters_are_one_clear_error(prefect_harness) -> None:  # noqa: A
         NightConfig.parse(steps=0, run_key="../../etc")
 
 
-def test_champion_eval_evaluates_the_champion_or_the_baseline(night) -> None:  # noqa: ANN001
-    out, s = night["champion_eval"], night["first"]
-    assert out["champion_version"] == s.champion_version_after
-    if s.champion_version_after:
-        assert out["spec"].startswith("conductor:") and out["spec"].endswith(f"v{s.champion_version_after}")
-    else:
-        assert out["spec"] == s.compared_with  # the template baseline
-    with _store(night["home"]) as store:
-        n = store.query("SELECT count(*) AS n FROM v_question_outcomes WHERE evaluation_id = ?",
-                        [out["evaluation_id"]]).to_pylist()
-    assert n == [{"n": 4}] and set(out["accuracy"]) == {out["spec"]}
+def test_champion_eval_evaluates_the_baseline_before_any_champion_then_the_champion(night) -> None:  # noqa: ANN001
+    from flows.nightly import BASELINE
+
+    before, after = night["before_any"], night["champion_eval"]
+    assert (before["champion_version"], before["spec"]) == (None, BASELINE)
+    assert after["champion_version"] == "1" and after["spec"].startswith("conductor:") and after["spec"].endswith("/v1")
+    for out in (before, after):
+        with _store(night["home"]) as store:
+            n = store.query("SELECT count(*) AS n FROM v_question_outcomes WHERE evaluation_id = ?",
+                            [out["evaluation_id"]]).to_pylist()
+        assert n == [{"n": 4}] and set(out["accuracy"]) == {out["spec"]}
 
 
 def test_the_gate_never_decides_twice_for_one_version(night) -> None:  # noqa: ANN001
@@ -193,3 +196,60 @@ def test_with_a_champion_the_night_trains_from_it_and_is_gated_against_it(night)
     aliases = {a: str(v) for a, v in client.get_registered_model("conductor").aliases.items()}
     assert aliases["challenger"] == "2" and aliases["champion"] == ("2" if s.promoted else "1")
     assert set(s.accuracy) == {"challenger v2", "champion v1"}
+
+
+def _evaluation(db: Path, sides: dict[str, bool], n: int = 12) -> str:
+    """An evaluation in the warehouse whose outcome is known: each spec right (True) or wrong on
+    all `n` problems, at the same $ per question on both sides (the same calls)."""
+    import random
+    from datetime import UTC, datetime
+
+    from conductor.verify.verdict import Verdict
+    from tests.factories import make_problem, make_trace
+    from warehouse.records import Run
+
+    evaluation_id = f"eval-{uuid.uuid4().hex[:8]}"
+    problems = [make_problem(random.Random(i), i) for i in range(n)]
+    with TraceStore(db) as store:
+        for spec, right in sides.items():
+            run_id = f"{evaluation_id}-{len(spec)}-{right}"
+            store.write_runs([Run(run_id=run_id, kind="eval", method=spec, status="finished",
+                                  started_at=datetime.now(UTC), finished_at=datetime.now(UTC),
+                                  params={"evaluation_id": evaluation_id, "spec": spec, "repeat": 0})])
+            traces = [make_trace(random.Random(i), run_id=run_id, problem=p, parse_error=False, recurse=False)
+                      for i, p in enumerate(problems)]
+            store.write_traces([t.model_copy(update={"verdict": Verdict(correct=right, method="test")})
+                                for t in traces])
+    return evaluation_id
+
+
+def test_the_promotion_flow_promotes_the_better_side_and_only_it(prefect_harness, tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    """The gate's wiring on evaluations whose answer is known: a challenger right on every question
+    against a baseline wrong on every one is promoted; the next challenger, wrong on every question
+    against that champion, is not, and the champion stays."""
+    from flows.nightly import GateInputs, promotion_flow
+
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
+    client = mlflow.MlflowClient(tracking_uri=uri, registry_uri=uri)
+    client.create_registered_model("conductor")
+    for _ in range(2):
+        client.create_model_version("conductor", source=(tmp_path / "model").as_uri())
+    db = tmp_path / "warehouse.duckdb"
+    v1, v2, baseline = "conductor:/models/v1", "conductor:/models/v2", "template:verify"
+
+    better = _evaluation(db, {v1: True, baseline: False})
+    first = promotion_flow(GateInputs(challenger_version="1", evaluation_id=better, challenger_spec=v1,
+                                      champion_spec=baseline), db_path=str(db))
+    assert first.promoted is True and first.figures["challenger_accuracy"] == 1.0
+    assert {a: str(v) for a, v in client.get_registered_model("conductor").aliases.items()} == {"champion": "1"}
+
+    worse = _evaluation(db, {v2: False, v1: True})
+    second = promotion_flow(GateInputs(challenger_version="2", evaluation_id=worse, challenger_spec=v2,
+                                       champion_spec=v1, champion_version="1"), db_path=str(db))
+    assert second.promoted is False and second.figures["challenger_accuracy"] == 0.0
+    assert {a: str(v) for a, v in client.get_registered_model("conductor").aliases.items()} == {"champion": "1"}
+    assert client.get_model_version("conductor", "2").tags["gate.decision"] == "rejected"
+    with TraceStore(db, read_only=True) as store:
+        rows = store.query("SELECT challenger_version, promoted FROM promotions ORDER BY challenger_version").to_pylist()
+    assert rows == [{"challenger_version": "1", "promoted": True}, {"challenger_version": "2", "promoted": False}]

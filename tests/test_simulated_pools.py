@@ -39,8 +39,16 @@ PAPER = workers("deployments/pools/paper-sim.yaml")
 LOCAL = workers("deployments/pools/local.yaml")
 
 
+def test_paper_sim_closed_workers_are_configured_at_table_7():
+    """The YAML's skills are the paper's Table 7 percentages as probabilities, to the digit."""
+    for worker_id, figures in TABLE_7.items():
+        assert PAPER[worker_id].options.skills == {d: round(f / 100, 4) for d, f in figures.items()}, worker_id
+
+
 @pytest.mark.parametrize("worker_id", list(TABLE_7))
 def test_each_closed_worker_alone_lands_within_3_points_of_table_7(worker_id):
+    """Sampled, each closed worker alone answers near its Table 7 figure: the simulator turns a
+    configured skill into that share of right answers (2000 problems, 500 per domain)."""
     for domain, figure in TABLE_7[worker_id].items():
         measured = 100 * accuracy(PAPER[worker_id], BY_DOMAIN[domain])
         assert measured == pytest.approx(figure, abs=3.0), (worker_id, domain, measured)

@@ -68,6 +68,18 @@ async def test_unparseable_wrong_right(pool: Pool) -> None:
     assert reward.stats.rollouts == 3 and reward.stats.calls == 2
 
 
+async def test_logs_the_share_of_each_shape_per_domain(pool: Pool) -> None:
+    # 4 math rollouts: unparsed, single, single, 3 independent attempts + an aggregator.
+    fan = ('model_id = [0, 0, 0, 0]\nsubtasks = ["Solve.", "Solve.", "Solve.", "Compare the answers."]\n'
+           'access_list = [[], [], [], [0, 1, 2]]')
+    _, metrics, _ = await _call(WorkflowReward(pool), ["Model 0, I think.", wf(0), wf(1), fan], ["right", "wrong"])
+    assert metrics["shape_share/math/single"] == [0.5]
+    assert metrics["shape_share/math/unparsed"] == [0.25]
+    assert metrics["shape_share/math/fan_out_aggregate"] == [0.25]
+    assert metrics["shape_share/math/chain"] == [0.0]  # logged as 0, so an average over batches is a share
+    assert not any(k.startswith("shape_share/choice/") for k in metrics)  # no choice rollout: unknown, not 0
+
+
 async def test_ids_follow_the_offered_order(pool: Pool) -> None:
     # Offered reversed, "Model 0" is the always-wrong worker.
     out, _, _ = await _call(WorkflowReward(pool), [wf(0), wf(1)], ["wrong", "right"], problem=CHOICE)

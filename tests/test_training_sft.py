@@ -1,83 +1,172 @@
-"""The SFT data: on-topic subtasks and a task-type reasoning line that depend on the task and
-never on the workers, and workers drawn uniformly. (The SFT warm start itself, a real TRL
-SFTTrainer run, is tested in test_training_grpo.py, whose GRPO tests start from its model.)"""
+"""The warm start's data: a library of plans and wordings, drawn about uniformly, written
+independently of the simulated pool's scoring, and one token per decision in the tiny tokenizer.
+(The SFT run itself, a real TRL SFTTrainer, is tested in test_training_grpo.py, whose GRPO tests
+start from its model.)"""
 
 from __future__ import annotations
 
 import collections
-import math
+import json
 import random
 
+import pytest
+
+from conductor.shapes import classify
 from conductor.training.config import local_profile
 from conductor.training.dataset import PoolSampling, training_pool
 from conductor.training.problems import bank_splits, take_per_domain
-from conductor.training.sft_data import TASK_LINES, sft_examples, task_workflow
-from conductor.workers.simulated.instructions import instruction_quality
-from conductor.workflow import parse
+from conductor.training.sft_data import TASK_LINES, completion_text, decision_tokens, draw_example, sft_examples
+from conductor.training.strategies import PLAN_BY_NAME, PLANS, all_phrases, draw_workflow, phrases, plan_of, stated_plan
+from conductor.workers.simulated.instructions import instruction_quality, on_topic_instruction
+from conductor.workflow import parse, render, resolve_access
 
-def test_sft_subtasks_are_on_topic_and_hold_no_worker_information() -> None:
-    train = take_per_domain(bank_splits().train, 200)
-    # The simulated pool's instruction-quality function scores every SFT subtask ~1.
+# What the project's shape classifier (conductor/shapes.py, the warehouse's traces.shape) must
+# call each plan: written out here, not derived from the plan library.
+EXPECTED_SHAPE = {
+    "single": "single", "check": "verify_refine",
+    "attempts_2": "fan_out_aggregate", "attempts_3": "fan_out_aggregate", "attempts_4": "fan_out_aggregate",
+    "plan_execute": "chain", "chain": "verify_refine",
+}
+PLAIN_WORDING = {"solve": "Solve the task.", "check": "Check the answer above.", "combine": "Pick the best answer above.",
+                 "plan": "Make a plan."}
+EXPECTED_STEPS = {"single": 1, "check": 2, "attempts_2": 3, "attempts_3": 4, "attempts_4": 5,
+                  "plan_execute": 2, "chain": 3}
+
+
+@pytest.fixture(scope="module")
+def train():
+    return take_per_domain(bank_splits().train, 400)
+
+
+def test_every_plan_renders_parses_and_classifies_as_its_topology(train) -> None:
+    assert {p.name for p in PLANS} == set(EXPECTED_SHAPE)
     rng = random.Random(0)
-    for p in train:
-        wf = task_workflow(p, [0, 1, 2], rng, p_check=0.5)
-        assert all(instruction_quality(p, s) >= 0.95 for s in wf.subtasks), (p.question, wf.subtasks)
-    # Different domains get different wording.
-    by_domain = {p.domain: task_workflow(p, [0], random.Random(0), p_check=0.0).subtasks[0] for p in train}
-    assert len(set(by_domain.values())) == 4
-    # No worker information: the same problem and dice with other workers offered give the same
-    # subtasks, and no subtask names a worker.
-    for p in train[:40]:
-        a, b = task_workflow(p, [0, 1, 2], random.Random(7)), task_workflow(p, [3, 4], random.Random(7))
-        assert a.subtasks == b.subtasks
-    pool = training_pool(local_profile("/tmp/unused").pool_file, train[:8])
-    ids = [s.id for s in pool.specs]
-    examples = sft_examples(train[:8], pool, PoolSampling(True, 2, None), copies=2, seed=1)
-    assert not any(w in s or "Model " in s for ex in examples
-                   for s in parse(ex["completion"][0]["content"], 99).subtasks for w in ids)
+    for problem in train[:40]:
+        for plan in PLANS:
+            wf = draw_workflow(plan, problem.domain, [0, 1, 2, 3], rng)
+            text = completion_text(problem, wf, plan)
+            parsed = parse(text, 4)
+            assert parsed == wf, (plan.name, text)
+            assert len(parsed) == EXPECTED_STEPS[plan.name]
+            # The classifier also reads the wording (a check step says so); judge the topology
+            # with one plain wording per role.
+            plain = tuple(PLAIN_WORDING[role] for role in plan.roles)
+            reads = [resolve_access(a, i) for i, a in enumerate(parsed.access_list)]
+            assert classify(reads, plain) == EXPECTED_SHAPE[plan.name], plan.name
+            # The reasoning line states the plan first, then the kind of task.
+            assert text.split("\n", 1)[0] == f"{plan.sentence} {TASK_LINES[problem.domain]}"
+            assert stated_plan(text) is plan and plan_of(parsed) is plan
 
 
-def test_sft_completions_state_the_task_type_and_pick_workers_uniformly() -> None:
-    train = take_per_domain(bank_splits().train, 400)
+def test_worker_ties_follow_the_plan() -> None:
+    rng = random.Random(1)
+    # A check is by the solver itself half the time, by another worker the other half.
+    same = sum(len(set(draw_workflow(PLAN_BY_NAME["check"], "math", [0, 1, 2, 3], rng).model_id)) == 1
+               for _ in range(2000))
+    assert 0.46 < same / 2000 < 0.54
+    tied = sum(len(set(draw_workflow(PLAN_BY_NAME["attempts_4"], "code", [0, 1, 2, 3], rng).model_id)) == 1
+               for _ in range(2000))
+    # p_tied 0.7, plus the 1/4^4 of untied draws that land on one worker by chance
+    assert 0.66 < tied / 2000 < 0.74
+
+
+def test_sft_draws_plans_workers_and_wordings_uniformly_and_never_the_simulators_wording(train) -> None:
     pool = training_pool(local_profile("/tmp/unused").pool_file, train)
-    examples = sft_examples(train, pool, PoolSampling(), copies=2, seed=0)
-    chosen: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
-    for ex, problem in zip(examples, [p for _ in range(2) for p in train]):
+    examples = sft_examples(train, pool, PoolSampling(), copies=4, seed=0)
+    problems = [p for _ in range(4) for p in train]
+    plans: collections.Counter = collections.Counter()
+    first: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
+    used: dict[tuple[str, str], collections.Counter] = collections.defaultdict(collections.Counter)
+    for ex, problem in zip(examples, problems):
         text = ex["completion"][0]["content"]
-        # The reasoning line before the lists names the task type, and only that.
-        line, lists = text.split("\n", 1)
-        assert line == TASK_LINES[problem.domain]
-        chosen[problem.domain][parse(lists, 4).model_id[0]] += 1
-    assert len(set(TASK_LINES.values())) == 4
-    # Over the full pool the first worker is uniform in every domain (no routing taught):
-    # entropy near log2(4) = 2 bits, and every worker's share within 0.25 +- 0.08.
-    for counts in chosen.values():
-        n = sum(counts.values())
-        assert len(counts) == 4 and all(abs(c / n - 0.25) < 0.08 for c in counts.values()), counts
-        assert -sum(c / n * math.log2(c / n) for c in counts.values()) > 1.95
+        plan = stated_plan(text)
+        wf = parse(text, 4)
+        assert plan is not None and plan_of(wf) is plan
+        plans[plan.name] += 1
+        first[problem.domain][wf.model_id[0]] += 1
+        for role, subtask in zip(plan.roles, wf.subtasks):
+            assert subtask in phrases(problem.domain, role)
+            # The simulator's own optimum is never handed to the model.
+            assert subtask not in {on_topic_instruction(problem, r) for r in ("solve", "verify", "combine")}
+            used[(problem.domain, role)][subtask] += 1
+    n = len(examples)
+    assert all(abs(c / n - 1 / len(PLANS)) < 0.03 for c in plans.values()) and len(plans) == len(PLANS), plans
+    for counts in first.values():  # no routing taught: each worker ~1/4 in every domain
+        total = sum(counts.values())
+        assert len(counts) == 4 and all(abs(c / total - 0.25) < 0.06 for c in counts.values()), counts
+    for (domain, role), counts in used.items():  # every wording of the role is drawn, about evenly
+        assert set(counts) == set(phrases(domain, role)), (domain, role)
+        assert max(counts.values()) < 2.2 * min(counts.values()), (domain, role, counts)
 
 
-def test_tiny_tokenizer_gives_the_first_worker_a_token_per_kind_of_task(tmp_path) -> None:
-    """The Conductor's first decision is two tokens: the words that say the kind of task (one
-    token per kind, whatever the worker) and a token for (kind, first worker) that belongs to that
-    kind only. With the worker a digit shared by every kind, GRPO learnt one worker for all kinds
+def test_the_wording_library_mixes_precise_and_loose_instructions(train) -> None:
+    """Judged by the simulated pool's instruction quality (the environment's stated formula, not
+    the library's code): each kind's solve wordings range from precise to useless, so there is a
+    choice for GRPO to learn, and the library as a whole is far from the simulator's optimum (1)."""
+    by_domain: dict[str, list] = collections.defaultdict(list)
+    for p in train:
+        by_domain[p.domain].append(p)
+    qualities = []
+    for domain, problems in by_domain.items():
+        solve = [sum(instruction_quality(p, s) for p in problems[:30]) / 30 for s in phrases(domain, "solve")]
+        assert max(solve) >= 0.6 and min(solve) <= 0.0, (domain, solve)
+        for role in ("solve", "check", "combine", "plan"):
+            qualities += [instruction_quality(p, s) for p in problems[:30] for s in phrases(domain, role)]
+    mean = sum(qualities) / len(qualities)
+    assert 0.0 < mean < 0.5, mean
+
+
+def test_every_decision_is_one_token_of_its_own(tmp_path, train) -> None:
+    """The tiny tokenizer encodes a sampled workflow as decision tokens only (none split, none
+    merged with the next), decodes it exactly, and a 5-step workflow is 21 tokens."""
+    from conductor.models.tiny import load_tokenizer
+    from conductor.training.base_model import init_tiny_conductor
+
+    pool = training_pool(local_profile(tmp_path).pool_file, train)
+    tokenizer = load_tokenizer(init_tiny_conductor(tmp_path / "base", train, pool, seed=0))
+    vocabulary = set(decision_tokens(len(pool.specs)))
+    rng = random.Random(3)
+    for problem in train[:60]:
+        for plan in PLANS:
+            wf = draw_workflow(plan, problem.domain, range(len(pool.specs) - 1), rng)
+            text = completion_text(problem, wf, plan)
+            ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+            assert tokenizer.decode(ids) == text
+            pieces = tokenizer.convert_ids_to_tokens(ids)
+            assert all(p in vocabulary for p in pieces), [p for p in pieces if p not in vocabulary]
+            # plan, kind, kind+first worker, further workers, opener, wordings, access
+            assert len(ids) == 3 + (plan.steps - 1) + 1 + plan.steps + 1, pieces
+    # Every wording is a single token, with and without the separator before it.
+    for phrase in all_phrases():
+        quoted = json.dumps(phrase, ensure_ascii=False)
+        assert len(tokenizer(quoted, add_special_tokens=False)["input_ids"]) == 1
+        assert len(tokenizer(f", {quoted}", add_special_tokens=False)["input_ids"]) == 1
+
+
+def test_the_first_worker_is_a_token_per_kind_of_task(tmp_path, train) -> None:
+    """The words that say the kind of task are one token per kind whatever the worker, and the
+    kind's last word with the list opener and the first worker is one token per (kind, worker):
+    with a worker digit shared by every kind, GRPO learnt one worker for all kinds
     (docs/training.md, "Third round")."""
     from conductor.models.tiny import load_tokenizer
     from conductor.training.base_model import init_tiny_conductor
 
-    train = take_per_domain(bank_splits().train, 200)
     pool = training_pool(local_profile(tmp_path).pool_file, train)
     tokenizer = load_tokenizer(init_tiny_conductor(tmp_path / "base", train, pool, seed=0))
     kinds, decisions = {}, {}
     for domain, line in TASK_LINES.items():
         for worker in range(len(pool.specs)):
-            for more in ("", ", 0"):
-                text = f"{line}\nmodel_id = [{worker}{more}]\n"
-                ids = tokenizer(text, add_special_tokens=False)["input_ids"]
-                assert tokenizer.decode(ids) == text
-                kinds.setdefault(domain, set()).add(ids[0])
-                decisions[(domain, worker, more)] = ids[1]
-    # One token per kind of task, the same for every first worker, different across kinds.
+            text = f"One attempt. {line}\nmodel_id = [{worker}]\n"
+            ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+            assert tokenizer.decode(ids) == text
+            kinds.setdefault(domain, set()).add(ids[1])
+            decisions[(domain, worker)] = ids[2]
     assert all(len(k) == 1 for k in kinds.values()) and len({min(k) for k in kinds.values()}) == 4
-    # A token per (kind, first worker, one step or more): none shared.
-    assert len(set(decisions.values())) == len(decisions) == 4 * len(pool.specs) * 2
+    assert len(set(decisions.values())) == len(decisions) == 4 * len(pool.specs)
+
+
+def test_a_problem_of_an_unknown_kind_still_gets_a_parseable_example() -> None:
+    problem = take_per_domain(bank_splits().train, 4)[0].model_copy(update={"domain": "other"})
+    plan, wf = draw_example(problem, [0, 1], random.Random(0))
+    text = completion_text(problem, wf, plan)
+    assert parse(text, 2) == wf and render(wf) in text

@@ -104,7 +104,6 @@ def test_stdin_wrong_type_output() -> None:
 
 async def test_averify_runs_code_off_the_event_loop() -> None:
     import asyncio
-    import time
 
     from conductor.verify import averify
 
@@ -117,16 +116,15 @@ async def test_averify_runs_code_off_the_event_loop() -> None:
             ticks += 1
 
     tick = asyncio.create_task(ticker())
-    start = time.monotonic()
     slow = fence("import time\ntime.sleep(0.5)\na, b = map(float, input().split())\nr = a + b\n"
                  "print(int(r) if r == int(r) else r)")
     verdicts = await asyncio.gather(*(averify(STDIN, slow, code_limits=FAST) for _ in range(2)))
-    elapsed = time.monotonic() - start
     tick.cancel()
     assert all(v.correct for v in verdicts)
-    # The loop kept running while the programs ran (each sleeps 0.5 s): a blocking averify gives
-    # 0-1 ticks. Not a ratio of elapsed time, which a loaded machine (load 14 on 2 cores) breaks.
-    assert elapsed >= 0.5 and ticks >= 10, (ticks, elapsed)
+    # The loop kept running while the programs ran (each sleeps 0.5 s): a blocking averify never
+    # yields between the ticker's creation and its cancel, so it gives 0 ticks. No elapsed-time
+    # floor: that only said the programs slept.
+    assert ticks > 1, ticks
 
 
 def _counting(monkeypatch: pytest.MonkeyPatch) -> list[int]:
@@ -193,11 +191,12 @@ def test_bigcodebench_tasks_get_their_packages_and_still_no_project_file(
                 code_limits=Limits(wall_s=20.0, memory_mb=2048))
     assert ok.correct and ok.isolation == "full", ok
     sample = REPO_ROOT / "conductor" / "data" / "samples" / "lcb_v6.jsonl"
-    peek = ("import conductor, os\ndef task_func(a):\n"
-            f"    return open({str(sample)!r}).read()[:5]\n")
-    hidden = verify(NUMPY_BCB, fence(peek), code_limits=Limits(wall_s=20.0, memory_mb=2048))
-    # our own packages are hidden in the mounted site-packages: not importable, no samples
-    assert not hidden.correct and ("ModuleNotFoundError" in hidden.reason or "FileNotFoundError" in hidden.reason)
+    # our own packages are hidden in the mounted site-packages: not importable (a program that
+    # would pass but imports conductor fails), and the project's files are not there to read
+    for peek, error in (("import conductor\ndef task_func(a):\n    return 10\n", "ModuleNotFoundError"),
+                        (f"def task_func(a):\n    return open({str(sample)!r}).read()[:5]\n", "FileNotFoundError")):
+        hidden = verify(NUMPY_BCB, fence(peek), code_limits=Limits(wall_s=20.0, memory_mb=2048))
+        assert not hidden.correct and error in hidden.reason, hidden
     # an LCB program gets the standard library only
     lcb = Problem(id="n", source="lcb", domain="code", question="q", tests=[TestCase(input="", output="1")])
     assert "ModuleNotFoundError" in verify(lcb, fence("import numpy\nprint(1)"), code_limits=FAST).reason

@@ -55,14 +55,12 @@ def test_no_answer_and_empty() -> None:
 def test_explosive_expressions_refused_fast_off_the_main_thread(text: str) -> None:
     # off the main thread math-verify has no timeout: sympy would evaluate these for minutes
     import threading
-    import time
 
     out: list = []
-    worker = threading.Thread(target=lambda: out.append(verify(_p("3"), text)))
-    start = time.monotonic()
+    worker = threading.Thread(target=lambda: out.append(verify(_p("3"), text)), daemon=True)
     worker.start()
-    worker.join(10)
-    assert not worker.is_alive() and time.monotonic() - start < 10
+    worker.join(120)  # a hang guard, not a speed bound: evaluating these takes sympy minutes to hours
+    assert not worker.is_alive()
     assert not out[0].correct and out[0].reason == "expression too large to compare"
     assert verify(_p("1024"), "\\boxed{2^{10}}").correct  # ordinary powers still compare
 

@@ -12,6 +12,7 @@ import pytest
 from conductor.workers import Message, Pool, PoolError, WorkerError, WorkerSpec
 from conductor.workers.calling import CallFailed, CallPolicy, call_worker
 from conductor.workers.limits import reset_limits
+from tests.virtual_time import VirtualTime
 from tests.loopback import OPENAI_CHAT, LoopbackServer, Reply, openai_chat, openai_error
 
 KEY = "sk-test-abcdefghijklmnopqrstuvwxyz0123"
@@ -102,17 +103,20 @@ async def test_pool_price_overrides_table(server):
     assert out.usage.cost_usd == pytest.approx(0.5)
 
 
-async def test_429_with_retry_after_is_honoured(server):
+async def test_429_with_retry_after_is_honoured(server, monkeypatch):
+    from conductor.workers import calling
+
     server.script(
         OPENAI_CHAT,
         Reply(429, openai_error(429, "slow down", "rate_limit_exceeded"), {"Retry-After": "1"}),
         Reply(body=openai_chat("done")),
     )
+    clock = VirtualTime()
+    monkeypatch.setattr(calling, "asyncio", clock)
     worker = openai_worker(server)
-    start = time.perf_counter()
     out = await call_worker(worker, MSGS, FAST)
     assert out.text == "done" and out.usage.retries == 1
-    assert time.perf_counter() - start >= 0.95  # the server's Retry-After is a floor
+    assert clock.slept == [1.0]  # the server's Retry-After is a floor over FAST's 0-10 ms backoff
     assert len(server.requests) == 2  # the SDK itself did not retry
 
 
@@ -157,16 +161,16 @@ async def test_400_names_what_to_fix(server):
 
 
 async def test_slow_response_times_out(server):
+    # the call's own per-attempt timeout (the client's is 30 s: only the policy's can end it)
     server.script(OPENAI_CHAT, Reply(body=openai_chat("late"), delay_s=1.5))
-    worker = openai_worker(server, timeout_s=0.3)
     with pytest.raises(CallFailed) as info:
-        await call_worker(worker, MSGS, CallPolicy(max_retries=0))
-    assert "timed out" in str(info.value) or "cannot reach" in str(info.value)
+        await call_worker(openai_worker(server, timeout_s=30), MSGS, CallPolicy(max_retries=0, timeout_s=0.3))
+    assert "timed out after 0.3s" in str(info.value)
     # the client's own timeout (spec.timeout_s) also ends the request, as a retryable error
     server.script(OPENAI_CHAT, Reply(body=openai_chat("late"), delay_s=1.5))
     with pytest.raises(WorkerError) as err:
-        await worker.complete(MSGS)
-    assert err.value.retryable
+        await openai_worker(server, timeout_s=0.3).complete(MSGS)
+    assert err.value.retryable and "cannot reach" in str(err.value)
 
 
 async def test_malformed_body_is_a_retryable_error(server):
@@ -205,7 +209,7 @@ def test_bad_options_and_missing_key_fail_at_build(monkeypatch):
                                     options={"base_url": "${QWEN_URL}"})])
 
 
-async def test_provider_concurrency_and_rpm_limits(server):
+async def test_provider_concurrency_and_rpm_limits(server, monkeypatch):
     active, peak, lock = 0, 0, threading.Lock()
 
     def slow(_r):
@@ -229,10 +233,16 @@ async def test_provider_concurrency_and_rpm_limits(server):
     assert len(server.requests) == 8 and peak == 2
 
     reset_limits()
+    from conductor.workers import limits
+
+    clock = VirtualTime()  # the token bucket's clock and sleeps
+    monkeypatch.setattr(limits, "asyncio", clock)
+    monkeypatch.setattr(limits, "time", clock)
     spec = WorkerSpec(id="r", provider="openai_compatible", model="m",
                       options={"base_url": server.url + "/v1", "rpm": 600})  # 10/s, bursts of 10
     worker = Pool.from_specs([spec]).worker("r")
     server.on(OPENAI_CHAT, lambda r: Reply(body=openai_chat()))
-    start = time.perf_counter()
     await asyncio.gather(*(worker.complete(MSGS) for _ in range(15)))
-    assert time.perf_counter() - start >= 0.45  # 5 requests beyond the burst wait 0.1 s each
+    # 10 go at once (the burst); the 5 beyond it wait 0.1 s each, one after another
+    assert len(server.requests) == 8 + 15 and clock.now == pytest.approx(0.5)
+    assert [round(d, 6) for d in clock.slept if d > 1e-9] == [0.1] * 5

@@ -104,6 +104,13 @@ def training_curve(store: TraceStore, run_id: str) -> list[dict[str, Any]]:
                         " ORDER BY step", [run_id])
 
 
+def training_shapes(store: TraceStore, run_id: str) -> list[dict[str, Any]]:
+    """Per step, domain and workflow shape of a training run: the share of the domain's
+    first-round rollouts at that step, and the domain's mean steps (v_training_shapes)."""
+    return _rows(store, "SELECT step, domain, shape, share, rollouts, mean_steps FROM v_training_shapes"
+                        " WHERE run_id = ? ORDER BY step, domain, shape", [run_id])
+
+
 def question_outcomes(store: TraceStore, run_id: str) -> list[dict[str, Any]]:
     """Per method and problem: the share of repeats answered right (the paired comparison's input)."""
     return _rows(store, """

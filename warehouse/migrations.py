@@ -27,6 +27,7 @@ MIGRATIONS: list[str] = [
     "m007_finished_runs_only",
     "m008_evaluation_costs",
     "m009_nightly",
+    "m010_training_shapes",
 ]
 LATEST = len(MIGRATIONS)  # the schema version: how many migrations this code knows
 

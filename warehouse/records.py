@@ -243,3 +243,8 @@ class RecordsMixin:
     def write_training_metrics(self, run_id: str, step: int, metrics: Mapping[str, float]) -> int:
         rows = [{"run_id": run_id, "step": step, "metric": k, "value": float(v)} for k, v in metrics.items()]
         return self._upsert("training_metrics", ["run_id", "step", "metric"], rows)
+
+    def write_training_rollouts(self, run_id: str, step: int, trace_ids: Iterable[str]) -> int:
+        """The training step whose batch generated each of these rounds (v_training_shapes)."""
+        rows = [{"trace_id": t, "run_id": run_id, "step": step} for t in trace_ids]
+        return self._upsert("training_rollouts", ["trace_id"], rows)

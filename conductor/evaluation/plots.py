@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,6 +13,8 @@ import matplotlib
 matplotlib.use("Agg")  # no display: files only
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
+
+from conductor.shapes import STRATEGY_GROUPS, parse_share_metric, strategy_group  # noqa: E402
 
 SIZE_IN = (8.0, 5.0)
 DPI = 100  # 800 x 500 px
@@ -31,6 +33,28 @@ class BenchmarkBar:
     benchmark: str
     accuracy: float
     se: float  # NaN when there is one repeat
+
+
+@dataclass(frozen=True)
+class ShapeShare:
+    """At training step `step`, the share of `domain`'s rollouts whose workflow had `shape`
+    (a name in conductor.shapes.SHAPES): a row of v_training_shapes, or a logged metric."""
+
+    step: int
+    domain: str
+    shape: str
+    share: float
+
+
+def shares_from_metrics(rows: Sequence[Mapping[str, float]]) -> list[ShapeShare]:
+    """The `shape_share/<domain>/<shape>` metrics of a run's logged steps (each row has `step`)."""
+    out = []
+    for row in rows:
+        for name, value in row.items():
+            parsed = parse_share_metric(name)
+            if parsed is not None:
+                out.append(ShapeShare(int(row["step"]), parsed[0], parsed[1], float(value)))
+    return out
 
 
 def _save(fig: plt.Figure, path: Path, title: str, simulated: bool) -> Path:
@@ -171,3 +195,51 @@ def training_history(history: Sequence[dict[str, float]], eval_history: Sequence
     axes[-1, 0].set_xlabel("step")
     axes[-1, 0].xaxis.set_major_locator(MaxNLocator(integer=True))
     return _save(fig, path, "Conductor GRPO", simulated)
+
+
+# One colour per strategy group, the same in every panel and every run.
+STRATEGY_COLOURS = dict(zip(STRATEGY_GROUPS, ("tab:blue", "tab:green", "tab:orange", "tab:purple", "tab:cyan",
+                                              "tab:gray", "tab:red")))
+
+
+def strategies_over_training(shares: Sequence[ShapeShare], path: Path, *, simulated: bool, run: str = "") -> Path:
+    """The paper's Figure 3: per domain, the stacked share of each workflow shape (grouped as
+    `conductor.shapes.STRATEGY_GROUPS`) against the training step. A step where a domain had no
+    rollout is left out of that domain's panel (unknown, not 0)."""
+    if not shares:
+        raise ValueError("no shape shares to plot (did the run log shape_share/<domain>/<shape>?)")
+    domains = sorted({s.domain for s in shares})
+    grid: dict[tuple[str, int], dict[str, float]] = {}
+    for s in shares:
+        by = grid.setdefault((s.domain, s.step), dict.fromkeys(STRATEGY_GROUPS, 0.0))
+        by[strategy_group(s.shape)] += s.share
+    cols = min(2, len(domains))
+    rows = math.ceil(len(domains) / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(SIZE_IN[0], max(SIZE_IN[1], 2.6 * rows)), sharex=True,
+                             sharey=True, squeeze=False, layout="constrained")
+    for ax, domain in zip(axes.flat, domains):
+        steps = sorted(step for d, step in grid if d == domain)
+        stacks = [[100 * grid[(domain, st)][g] for st in steps] for g in STRATEGY_GROUPS]
+        if len(steps) > 1:
+            ax.stackplot(steps, stacks, labels=STRATEGY_GROUPS, colors=[STRATEGY_COLOURS[g] for g in STRATEGY_GROUPS])
+        else:  # one step: a stacked area of zero width would draw nothing, so one stacked bar
+            bottom = 0.0
+            for g, (v,) in zip(STRATEGY_GROUPS, stacks):
+                ax.bar(steps, [v], bottom=bottom, width=0.8, color=STRATEGY_COLOURS[g], label=g)
+                bottom += v
+            ax.set_xticks(steps)
+        ax.set_title(domain, fontsize=10)
+        ax.set_ylim(0, 100)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    for ax in axes.flat[len(domains):]:
+        ax.set_visible(False)
+    for ax in axes[:, 0]:
+        ax.set_ylabel("% of rollouts")
+    for ax in axes[-1, :]:
+        ax.set_xlabel("training step")
+    # The legend names the groups some rollout took, top of the stack first.
+    present = {g for by in grid.values() for g, v in by.items() if v > 0}
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    keep = [(h, lab) for h, lab in zip(handles, labels) if lab in present][::-1]
+    fig.legend([h for h, _ in keep], [lab for _, lab in keep], loc="outside right center", fontsize=8)
+    return _save(fig, path, "Strategies over training" + (f": run {run}" if run else ""), simulated)

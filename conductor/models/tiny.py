@@ -39,8 +39,9 @@ LINE_SPLIT = r"\n(?!model_id = \[)"
 DECISION_PIECE = r"[A-Za-z-]+\.\nmodel_id = \[[0-9]*(, )?"
 
 
-def _train_tokenizer(corpus: Iterable[str], vocab_size: int, *, across_words: bool = False):  # -> PreTrainedTokenizerFast
-    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
+def _train_tokenizer(corpus: Iterable[str], vocab_size: int, *, across_words: bool = False,
+                     whole: Iterable[str] = ()):  # -> PreTrainedTokenizerFast
+    from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
     tok = Tokenizer(models.BPE())
@@ -75,6 +76,10 @@ def _train_tokenizer(corpus: Iterable[str], vocab_size: int, *, across_words: bo
         additional_special_tokens=[IM_START],
         padding_side="left",  # decoder-only generation pads on the left
     )
+    # Texts that must be one token each (the Conductor's decisions): matched before the BPE
+    # splits anything, leftmost-longest, so a decision is never cut into pieces or merged with
+    # the next one.
+    fast.add_tokens([AddedToken(t, normalized=False, single_word=False, lstrip=False, rstrip=False) for t in whole])
     fast.chat_template = CHATML_TEMPLATE
     return fast
 
@@ -108,17 +113,21 @@ def build_tiny_causal_lm(
     corpus: Iterable[str] | None = None,
     intermediate_size: int | None = None,
     tokens_across_words: bool = False,
+    whole_tokens: Iterable[str] = (),
 ) -> Path:
     """Build, randomly initialise (seeded) and save a tiny Qwen2 model + tokenizer at `path`.
 
     Train the tokenizer on a `corpus` that covers the texts the model will see (prompts and
-    outputs): with a corpus that misses them, sequences are several times longer and slower."""
+    outputs): with a corpus that misses them, sequences are several times longer and slower.
+    `whole_tokens` are added to the vocabulary as single tokens (the Conductor's decisions,
+    `conductor.training.sft_data.decision_tokens`)."""
     import torch
     from transformers import GenerationConfig, Qwen2Config, Qwen2ForCausalLM
 
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)
-    tokenizer = _train_tokenizer(corpus or _DEFAULT_CORPUS, vocab_size, across_words=tokens_across_words)
+    tokenizer = _train_tokenizer(corpus or _DEFAULT_CORPUS, vocab_size, across_words=tokens_across_words,
+                                 whole=whole_tokens)
     config = Qwen2Config(
         vocab_size=len(tokenizer),
         hidden_size=hidden_size,

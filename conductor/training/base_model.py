@@ -8,7 +8,7 @@ from pathlib import Path
 
 from conductor.data.schema import Problem
 from conductor.models.tiny import build_tiny_causal_lm
-from conductor.training.sft_data import tokenizer_corpus
+from conductor.training.sft_data import decision_tokens, tokenizer_corpus
 from conductor.workers.pool import Pool
 
 # ~1.05M parameters (3,072 x 128 tied embeddings + 4 layers): about the size of the prototype
@@ -21,4 +21,5 @@ def init_tiny_conductor(
     path: str | Path, problems: Sequence[Problem], pool: Pool, *, seed: int = 0, **shape: int
 ) -> Path:
     """Build and save the untrained tiny model; its tokenizer covers `problems` and `pool`."""
-    return build_tiny_causal_lm(path, seed=seed, corpus=tokenizer_corpus(problems, pool, seed=seed), tokens_across_words=True, **{**TINY_SHAPE, **shape})
+    return build_tiny_causal_lm(path, seed=seed, corpus=tokenizer_corpus(problems, pool, seed=seed), tokens_across_words=True,
+                                whole_tokens=decision_tokens(len(pool.specs)), **{**TINY_SHAPE, **shape})

@@ -1,7 +1,8 @@
 """The trained Conductor against the baselines it must beat, on the same held-out rows: each
 single worker (one step with an on-topic instruction: the strongest single-call baseline the
 simulated pool allows), the per-domain oracle router (per domain, the worker best *on these
-rows*: an upper bound no router can know in advance) and a random single worker. What
+rows*: an upper bound no router can know in advance), the oracle's strategies (self-verify, 3 or 4
+attempts + an aggregator, all on the oracle worker) and a random single worker. What
 `conductor train` prints at its end and benchmarks/learning.py tabulates. On a simulated pool
 the figures describe the simulation, never a real model."""
 
@@ -26,6 +27,35 @@ def single_text(worker: int, problem: Problem) -> str:
     return render(Workflow(model_id=(worker,), subtasks=(on_topic_instruction(problem),), access_list=((),)))
 
 
+# The oracle's strategies: every step on the domain's oracle worker, each subtask the simulated
+# pool's own `on_topic_instruction` for its role (solve, verify, combine), which is what a
+# strategy-aware oracle (one that knows the wording the simulated workers reward) would write.
+# Upper bounds, like the oracle router: what a perfect strategy choice reaches here.
+
+def self_verify_text(worker: int, problem: Problem) -> str:
+    """The worker solves, then the same worker checks its answer (reading it)."""
+    return render(Workflow(model_id=(worker, worker),
+                           subtasks=(on_topic_instruction(problem), on_topic_instruction(problem, "verify")),
+                           access_list=((), (0,))))
+
+
+def attempts_text(worker: int, problem: Problem, attempts: int) -> str:
+    """`attempts` independent solves by the worker, then the worker as aggregator reading them all."""
+    if attempts < 2:
+        raise ValueError(f"an aggregator needs at least 2 attempts (got {attempts})")
+    return render(Workflow(model_id=(worker,) * (attempts + 1),
+                           subtasks=(on_topic_instruction(problem),) * attempts
+                           + (on_topic_instruction(problem, "combine"),),
+                           access_list=((),) * attempts + (tuple(range(attempts)),)))
+
+
+ORACLE_STRATEGIES = {
+    "oracle + self-verify": self_verify_text,
+    "oracle + 3 attempts + aggregator": lambda w, p: attempts_text(w, p, 3),
+    "oracle + 4 attempts + aggregator": lambda w, p: attempts_text(w, p, 4),
+}
+
+
 def _correct(r: EvalResult, k: int) -> bool:
     v = r.traces[k].verdict
     return bool(v and v.correct)
@@ -40,6 +70,7 @@ class Baselines:
     single: dict[str, EvalResult] = field(default_factory=dict)
     oracle: EvalResult | None = None
     random_single: EvalResult | None = None
+    oracle_workers: dict[str, int] = field(default_factory=dict)  # domain -> the oracle's worker index
 
     @property
     def best_single(self) -> tuple[str, EvalResult]:
@@ -64,10 +95,19 @@ def baselines(problems: Sequence[Problem], pool_file: str | Path, *, seed: int =
     for d in {r.problem.domain for r in rows}:
         idx = [k for k, r in enumerate(rows) if r.problem.domain == d]
         best[d] = max(by_index, key=lambda i: sum(_correct(by_index[i], k) for k in idx))
+    out.oracle_workers = best
     out.oracle = score([single_text(best[r.problem.domain], r.problem) for r in rows], rows, pool)
     rng = random.Random(seed)
     out.random_single = score([single_text(rng.choice(workers), r.problem) for r in rows], rows, pool)
     return out
+
+
+def oracle_strategy(base: Baselines, strategy: str) -> EvalResult:
+    """One of `ORACLE_STRATEGIES` on the baselines' rows, each domain on its oracle worker."""
+    if not base.oracle_workers:
+        raise ValueError("no oracle workers: run baselines() first")
+    text_of = ORACLE_STRATEGIES[strategy]
+    return score([text_of(base.oracle_workers[r.problem.domain], r.problem) for r in base.rows], base.rows, base.pool)
 
 
 def evaluate_model_dir(model_dir: str | Path, base: Baselines, *, max_new_tokens: int) -> EvalResult:

@@ -20,6 +20,7 @@ from conductor.executor import Round
 from conductor.data.schema import Problem
 from conductor.prompts import PriorStep, conductor_messages, recursion_messages
 from conductor.reward import DEFAULT_RECURSION_DISCOUNT, blend, reward_of
+from conductor.shapes import shape_shares
 from conductor.trace import Trace
 from conductor.training.policy import Policy, PolicyPlanner
 from conductor.training.rollout import rollout
@@ -183,6 +184,11 @@ class WorkflowReward:
             log_extra("usd", usd)
         if log_metric is not None:
             for name, value in self.stats.last_batch.items():
+                log_metric(name, value)
+            # Which strategies the policy writes, per domain (first rounds, as the curve counts
+            # them): the "strategies over training" plot and the warehouse's v_training_shapes
+            # both name shapes with conductor.shapes, so the two agree.
+            for name, value in shape_shares(traces).items():
                 log_metric(name, value)
         if self.sink is not None:
             for rs in rounds:

@@ -1,35 +1,41 @@
-"""Generated workflows for the SFT warm start, and the corpus the tiny tokenizer learns from.
+"""Generated workflows for the SFT warm start, and the tokens the tiny tokenizer gives them.
 
-Each completion is what the paper's Conductor writes: a line of free-form reasoning, then the
-three lists. Both depend on the task type (the problem's domain) and never on the workers:
-- the reasoning line says what kind of task it is ("This is a coding task."); the tiny
-  tokenizer makes its last word and the first worker one token per (kind of task, worker)
-  (`tokenizer_corpus`, `conductor.models.tiny.DECISION_PIECE`);
-- the subtasks are the simulated pool's on-topic wording for the domain (`on_topic_instruction`
-  without the subject: quality 1 under its instruction-quality function, like with it);
-- the workers are drawn uniformly at random among those offered, so SFT teaches no routing and
-  the SFT policy starts with high entropy over workers.
+Each completion is what the paper's Conductor writes: a line of free-form reasoning that states
+the plan and the kind of task, then the three lists:
 
-Why (measured, docs/training.md): the earlier SFT data put the problem's subject inside each
-subtask. The subject is in the question text for ~4 % of the bank's problems, so those tokens
-were noise the tiny model could not predict, and after 6 epochs it had not learnt the task type
-at all: decision-position hidden-state cosine 0.9976 within a domain vs 0.9958 across domains,
-the same worker distribution in every domain, subtask quality 0.10-0.82 by domain. A prototype
-whose subtasks were the same for every question ("Solve the task.") showed the same symptom
-(cosine 0.9998) and GRPO collapsed to "always the best single worker".
+    Three attempts, then compare them. This is a math problem.
+    model_id = [2, 2, 2, 2]
+    subtasks = ["Work through ...", "Crunch the numbers.", "Solve the task.", "Compare the attempts ..."]
+    access_list = [[], [], [], "all"]
+
+- The plan is drawn about uniformly from a library of topologies (`strategies.PLANS`: single,
+  self-check, check by another worker, 2/3/4 attempts + an aggregator, planner then executor,
+  a chain), so the warm start can write every shape and GRPO keeps the ones that pay.
+- Each step's wording is drawn uniformly from a phrasing library written independently of the
+  simulated pool's scoring (`strategies.phrases`): precise, generic and loose wordings per kind
+  of task and role. Which wording pays is for GRPO to find.
+- Workers: one worker for every step most of the time (`p_tied`), else each step's own; the
+  worker is drawn uniformly among those offered, so SFT teaches no routing.
+
+Every decision the Conductor makes is one token of its own (`decision_tokens`), none spanning
+two decisions: the plan sentence; the words that say the kind of task; the kind's last word with
+the list opener and the first worker (one token per kind and worker, so routing for one kind does
+not move another); each further worker; each step's wording; the access lists. The lists' syntax
+lives inside those tokens, so a sampled workflow parses whatever its shape (docs/training.md).
 """
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Sequence
 
 from conductor.data.schema import Problem
 from conductor.prompts import SYSTEM, pool_section
 from conductor.training.dataset import PoolSampling, PromptRow, build_rows, row_messages
+from conductor.training.strategies import PLANS, Plan, all_phrases, draw_workflow
 from conductor.workers.pool import Pool
-from conductor.workers.simulated.instructions import on_topic_instruction
-from conductor.workflow import ALL, Workflow, render
+from conductor.workflow import Workflow, render
 
 TASK_LINES = {
     "math": "This is a math problem.",
@@ -37,43 +43,29 @@ TASK_LINES = {
     "freeform": "This is a science question with a short answer.",
     "code": "This is a coding task.",
 }
+# Each kind's line ends in a word of its own, so "<last word>.\nmodel_id = [<worker>" is one
+# token per (kind of task, first worker).
+assert len({line.rsplit(" ", 1)[1] for line in TASK_LINES.values()}) == len(TASK_LINES)
 
-
-def _untitled(problem: Problem) -> Problem:
-    # The subject is rarely in the question text (~4 % of the bank): a model cannot learn to write it.
-    return problem.model_copy(update={"meta": {}})
+SUBTASKS_OPEN = "]\nsubtasks = ["
+ACCESS_OPEN = "]\naccess_list = "
 
 
 def task_line(problem: Problem) -> str:
-    """The reasoning line before the lists: the kind of task, nothing about workers."""
+    """The kind-of-task sentence of the reasoning line; nothing about workers."""
     return TASK_LINES.get(problem.domain, "This is a question.")
 
 
-def solve_instruction(problem: Problem) -> str:
-    """The solve step's subtask: the simulated pool's on-topic wording for the problem's domain
-    (quality 1 under its instruction-quality function): the domain's topic words and answer
-    format. It depends on the task type only, never on a worker."""
-    return on_topic_instruction(_untitled(problem), "solve")
+def completion_text(problem: Problem, workflow: Workflow, plan: Plan) -> str:
+    """The SFT target: the reasoning line (plan, then kind of task), then the lists."""
+    return f"{plan.sentence} {task_line(problem)}\n{render(workflow)}"
 
 
-def check_instruction(problem: Problem) -> str:
-    """The second step of a solve-then-check pair: review the answer above, same topic words."""
-    return on_topic_instruction(_untitled(problem), "verify")
-
-
-def completion_text(problem: Problem, workflow: Workflow) -> str:
-    """The SFT target: the reasoning line, then the lists."""
-    return f"{task_line(problem)}\n{render(workflow)}"
-
-
-def task_workflow(problem: Problem, workers: Sequence[int], rng: random.Random, *, p_check: float = 0.3) -> Workflow:
-    """One step by a random worker, or (with p_check) a solve-then-check pair, worded for the task."""
-    solve = solve_instruction(problem)
-    first = rng.choice(list(workers))
-    if rng.random() >= p_check:
-        return Workflow(model_id=(first,), subtasks=(solve,), access_list=((),))
-    second = rng.choice(list(workers))
-    return Workflow(model_id=(first, second), subtasks=(solve, check_instruction(problem)), access_list=((), ALL))
+def draw_example(problem: Problem, workers: Sequence[int], rng: random.Random, *,
+                 plans: Sequence[Plan] = PLANS) -> tuple[Plan, Workflow]:
+    """A plan drawn uniformly from `plans`, and a workflow for it over `workers`."""
+    plan = rng.choice(list(plans))
+    return plan, draw_workflow(plan, problem.domain, workers, rng)
 
 
 def sft_examples(
@@ -86,7 +78,7 @@ def sft_examples(
     examples: bool = False,
 ) -> list[dict]:
     """Prompt/completion pairs (TRL's conversational format): `copies` rows per problem, each
-    with its own offered pool and random workers."""
+    with its own offered pool, plan, workers and wording (fresh draws, not repeats)."""
     rng = random.Random(seed)
     out = []
     for c in range(copies):
@@ -99,32 +91,51 @@ def sft_examples(
 
 def example_for(row: PromptRow, pool: Pool, rng: random.Random, *, examples: bool) -> dict:
     workers = [i for i, s in enumerate(row.offered(pool).specs) if s.provider != "conductor"]
-    workflow = task_workflow(row.problem, workers, rng)
+    plan, workflow = draw_example(row.problem, workers, rng)
     messages = row_messages(row, pool, examples=examples)
     return {
         "prompt": [m.model_dump() for m in messages],
-        "completion": [{"role": "assistant", "content": completion_text(row.problem, workflow)}],
+        "completion": [{"role": "assistant", "content": completion_text(row.problem, workflow, plan)}],
     }
 
 
+def decision_tokens(n_workers: int) -> list[str]:
+    """The Conductor's output vocabulary: one token per decision (see the module doc). With the
+    syntax inside them, a 5-step workflow is 21 tokens."""
+    tokens = [f"{plan.sentence} " for plan in PLANS]
+    for line in TASK_LINES.values():
+        words, last = line.rsplit(" ", 1)
+        tokens.append(f"{words} ")
+        tokens += [f"{last}\nmodel_id = [{w}" for w in range(n_workers)]
+    tokens += [f", {w}" for w in range(n_workers)]
+    tokens.append(SUBTASKS_OPEN)
+    for phrase in all_phrases():
+        quoted = json.dumps(phrase, ensure_ascii=False)
+        tokens += [quoted, f", {quoted}"]
+    access = {json.dumps([a if a == "all" else list(a) for a in plan.access]) for plan in PLANS}
+    tokens += [f"{ACCESS_OPEN}{a}" for a in sorted(access)]
+    return list(dict.fromkeys(tokens))
+
+
 def tokenizer_corpus(problems: Sequence[Problem], pool: Pool, *, seed: int = 0, repeats: int = 50) -> list[str]:
-    """Texts the tiny tokenizer trains on: the system prompt, pool descriptions, questions and
-    workflows in the output format. The fixed texts are repeated so that, with merges across
-    words, each of their lines becomes a few tokens (prompts ~4x shorter, steps ~4x faster)."""
+    """Texts the tiny tokenizer's BPE trains on: the system prompt, pool descriptions, questions
+    and rendered workflows of every plan. The fixed texts are repeated so that, with merges across
+    words, each of their lines becomes a few tokens (prompts ~4x shorter, steps ~4x faster). The
+    completions themselves are `decision_tokens`, added to the vocabulary whole."""
     from conductor.prompts import RECURSION_INSTRUCTION
 
-    # The system prompt and pool lines come first in merge priority (4x the repeats): they are
-    # most of every prompt. Instruction templates follow; subjects and questions stay sub-word.
+    # The system prompt comes first in merge priority (4x the repeats): it is most of every
+    # prompt. Questions stay sub-word.
     prompt_text = [SYSTEM.format(max_steps=5, examples="(none)"), RECURSION_INSTRUCTION]
-    prompt_text += [f"Model {i}: {s.description}" for i, s in enumerate(pool.specs)]
-    # The instructions and reasoning lines SFT writes (a few per domain) merge into a few tokens each.
-    templates = sorted({t for p in problems for t in (solve_instruction(p), check_instruction(p), task_line(p))})
-    corpus = prompt_text * (4 * repeats) + templates * repeats
-    corpus += ["model_id = [", 'subtasks = ["', "access_list = [", '[], "all"]', "[[]]"] * repeats
-    # Each reasoning line with the list opener and each first worker after it: its last word
-    # through the worker becomes one token per (kind of task, worker) (see DECISION_PIECE).
-    lines = sorted({task_line(p) for p in problems})
-    openers = [f"{line}\nmodel_id = [{i}{end}" for line in lines for i in range(len(pool.specs)) for end in ("", ", ")]
-    corpus += openers * (4 * repeats)
+    # Pool lines, in every position a randomized pool may put them, weigh most: merges then
+    # make each a token or two instead of ~8 fragments (~30 fewer prompt tokens).
+    descriptions = [pool_section([spec]).split(": ", 1)[1] for spec in pool.specs]
+    pool_lines = [f"Model {i}: {d}\n" for i in range(len(pool.specs)) for d in descriptions]
+    corpus = prompt_text * (4 * repeats) + pool_lines * (20 * repeats)
+    rng = random.Random(seed)
+    workers = list(range(len(pool.specs)))
+    for p in problems[: 4 * repeats]:
+        plan, workflow = draw_example(p, workers, rng)
+        corpus.append(completion_text(p, workflow, plan))
     corpus += [p.task_text for p in problems]
     return corpus
