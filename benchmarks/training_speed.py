@@ -35,7 +35,8 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import yaml  # noqa: E402
 
 from benchmarks.report import write_section  # noqa: E402
-from conductor.training.config import DEFAULT_POOL, local_profile  # noqa: E402
+from conductor.config import DEFAULT_POOL_FILE  # noqa: E402
+from conductor.training.config import local_profile  # noqa: E402
 from conductor.training.grpo import train_grpo  # noqa: E402
 from conductor.training.pipeline import training_split  # noqa: E402
 from conductor.training.problems import bank_splits, take_per_domain  # noqa: E402
@@ -47,7 +48,7 @@ LATENCY_MS = 200.0
 
 
 def fixed_latency_pool_file(tmp: Path, concurrency: int | None = None) -> Path:
-    data = yaml.safe_load(Path(DEFAULT_POOL).read_text())
+    data = yaml.safe_load(DEFAULT_POOL_FILE.read_text())
     for w in data["workers"]:
         w.setdefault("options", {})["latency_ms"] = {"median": LATENCY_MS, "sigma": 0.0}
         if concurrency is not None:

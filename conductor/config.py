@@ -12,6 +12,10 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 Profile = Literal["local", "production"]
 REPO_ROOT = Path(__file__).resolve().parent.parent
+# The pool every command, flow and training config uses unless told otherwise (CONDUCTOR_POOL_FILE,
+# --pool): the simulated pool, so a fresh checkout runs offline. The production profile refuses it.
+DEFAULT_POOL_FILE = REPO_ROOT / "deployments" / "pools" / "local.yaml"
+ALLOW_SIMULATED_FLAG = "--allow-simulated"
 
 
 class ExecutionConfig(BaseModel):
@@ -59,8 +63,15 @@ class Settings(BaseSettings):
 
     profile: Profile = Field(default="local", description="local (offline: samples, simulated pool) or production.")
     home: Path = Field(default_factory=default_home, description="Where the warehouse, curated data and caches live.")
-    pool_file: Path = Field(default=REPO_ROOT / "deployments" / "pools" / "local.yaml",
-                            description="Pool YAML file the profile uses.")
+    pool_file: Path = Field(default=DEFAULT_POOL_FILE,
+                            description="Pool YAML file every stage uses (training, evaluation, serving).")
+    allow_simulated: bool = Field(
+        default=False, description="Let the production profile run on a simulated pool (refused otherwise).")
+    accelerate_config: Path | None = Field(
+        default=None,
+        description="An `accelerate launch` config file: the nightly then trains each GRPO chunk as"
+        " `accelerate launch --config_file FILE conductor train --resume ...` (the gpu work pool sets"
+        " CONDUCTOR_ACCELERATE_CONFIG); unset: in this process.")
     seed: int = Field(default=0, description="Seed of every random choice of a run (retries' jitter, sampling).")
     execution: ExecutionConfig = Field(default_factory=ExecutionConfig)
 
@@ -83,3 +94,22 @@ class Settings(BaseSettings):
 
 def load_settings(**overrides: object) -> Settings:
     return Settings(**overrides)  # type: ignore[arg-type]
+
+
+class SimulatedPoolRefused(ValueError):
+    """A run that would be simulated by accident; the message is one line for users."""
+
+
+def refuse_accidental_simulation(profile: str, pools: dict[str, tuple[Path, bool]], allow_simulated: bool) -> None:
+    """Refuse, in one line, a run that is simulated by accident: the production profile on a
+    simulated pool (unless `allow_simulated`), or stages that disagree (`pools` maps a stage,
+    e.g. "training", to its pool file and whether that pool is simulated), since a model trained
+    in simulation and judged on real workers, or the reverse, measures neither."""
+    kinds = {simulated for _, simulated in pools.values()}
+    if len(kinds) > 1:
+        said = ", ".join(f"{stage} on {'simulated' if sim else 'real'} pool {path}" for stage, (path, sim) in pools.items())
+        raise SimulatedPoolRefused(f"refusing a run that mixes simulated and real pools: {said}")
+    if profile == "production" and True in kinds and not allow_simulated:
+        path = next(path for path, sim in pools.values() if sim)
+        raise SimulatedPoolRefused(f"the production profile refuses the simulated pool {path}; name a real pool"
+                                   f" (CONDUCTOR_POOL_FILE, --pool) or pass {ALLOW_SIMULATED_FLAG}")

@@ -1,6 +1,10 @@
 """A Method: what answers the questions of a run. A planner, the pool offered to it and the
 execution settings, under one name derived once, `<planner>@<pool>` (e.g.
-`template-fanout@local-simulated`), which says when the pool is simulated."""
+`template-fanout@local-simulated`), which says when the pool is simulated.
+
+The pool file is read once, when the Method is made: `pool` is the offered sub-pool, and its
+`simulated`, `providers` and `price_dates` (conductor/workers/pool.py's one rule each) travel
+with the Method to every task that runs it."""
 
 from __future__ import annotations
 
@@ -10,10 +14,11 @@ from typing import Any
 
 from conductor.config import ExecutionConfig
 from conductor.planners import Planner
-from conductor.workers.pool import Pool, PoolError, read_pool_file
+from conductor.workers.pool import Pool, PoolFile, read_pool_file
 from conductor.workers.registry import BuildContext
 
-SIMULATED_PROVIDER = "simulated"
+# Repeat r of an evaluation shifts every simulated worker's seed by this times r.
+REPEAT_SEED_STRIDE = 7919
 
 
 @dataclass(frozen=True)
@@ -24,26 +29,28 @@ class Method:
     pool_file: Path
     execution: ExecutionConfig = field(default_factory=ExecutionConfig)
     offer: tuple[str, ...] | None = None  # worker ids offered, in order; None: the whole file
+    # Which repeat of an evaluation this is: repeat r > 0 gives each simulated worker fresh draws
+    # (`PoolFile.reseeded`), the problems' shared difficulty staying; real workers vary on their own.
+    repeat: int = 0
     name: str = field(init=False)
-    simulated: bool = field(init=False)  # any offered worker is simulated: an environment, not a benchmark
+    pool: PoolFile = field(init=False)  # the offered workers, read once
 
     def __post_init__(self) -> None:
         if not isinstance(self.planner, Planner):
             raise TypeError(f"{self.planner!r} is not a Planner (it needs `name` and `plan`)")
-        pool = read_pool_file(self.pool_file)
-        specs = {s.id: s for s in pool.workers}
-        missing = [i for i in self.offer or () if i not in specs]
-        if missing:
-            raise PoolError(f"{self.pool_file}: no worker {', '.join(missing)}")
-        offered = [specs[i] for i in self.offer] if self.offer is not None else list(pool.workers)
-        simulated = any(s.provider == SIMULATED_PROVIDER for s in offered)
-        label = pool.name or Path(self.pool_file).stem
-        if simulated and "simulated" not in label:
+        whole = read_pool_file(self.pool_file)
+        pool = whole.offered(self.offer).reseeded(REPEAT_SEED_STRIDE * self.repeat)
+        label = whole.name or Path(self.pool_file).stem
+        if pool.simulated and "simulated" not in label:
             label += "-simulated"
-        object.__setattr__(self, "simulated", simulated)
+        object.__setattr__(self, "pool", pool)
         object.__setattr__(self, "name", f"{self.planner.name}@{label}")
+
+    @property
+    def simulated(self) -> bool:
+        """Whether the offered pool is simulated (an environment, not a benchmark)."""
+        return self.pool.simulated
 
     def open_pool(self, context: BuildContext | None = None) -> Pool:
         """Build the workers (use as `async with method.open_pool(ctx) as pool`)."""
-        pool = Pool.load(self.pool_file, context)
-        return pool.offer(list(self.offer)) if self.offer is not None else pool
+        return Pool.from_specs(self.pool.workers, context)

@@ -30,6 +30,8 @@ def run(
     shape: str = typer.Option(DEFAULT_SHAPE, help=f"Workflow shape of the stand-in planner: {', '.join(SHAPES)}."),
     limit: int = typer.Option(0, help="Solve at most N problems per evaluation set (0: all)."),
     db: Path = typer.Option(None, help="Warehouse file (default: $CONDUCTOR_HOME/warehouse.duckdb)."),
+    allow_simulated: bool = typer.Option(False, "--allow-simulated",
+                                         help=Settings.model_fields["allow_simulated"].description),
 ) -> None:
     """The main job: curate the data, solve every evaluation set, record everything in the warehouse.
 
@@ -44,9 +46,13 @@ def run(
     from conductor.workers.pool import PoolError
     from flows.run import run_flow
 
+    from conductor.config import refuse_accidental_simulation
+
     settings = load_settings(profile=profile)
     with user_errors(PoolError, ValueError):
         method = Method(TemplatePlanner(shape), pool_file or settings.pool_file, settings.execution)  # type: ignore[arg-type]
+        refuse_accidental_simulation(profile, {"run": (method.pool_file, method.simulated)},
+                                     allow_simulated or settings.allow_simulated)
     from flows.prefect_server import PrefectServerError, tied_prefect_server
 
     # The server dies with this process; a terminal's Ctrl-C reaches only us.
@@ -104,56 +110,88 @@ def _ensure_prefect_home() -> None:
     os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "180")
 
 
+def _night_help(field: str) -> str:
+    from flows.nightly_config import NightConfig
+
+    return NightConfig.model_fields[field].description or ""
+
+
 def nightly(
     profile: str = typer.Option("local", help=Settings.model_fields["profile"].description),
-    steps: int = typer.Option(20, help="GRPO steps this night (from the champion, else the SFT warm start)."),
-    chunk_steps: int = typer.Option(10, help="GRPO steps per checkpointed chunk (a retried chunk resumes)."),
-    heldout: int = typer.Option(24, "--heldout", help="Held-out problems the challenger and champion are compared on."),
-    baseline: list[str] = typer.Option(None, "--baseline", "-b", help="Baseline method specs evaluated beside them"
-                                       " (default: random)."),
-    pool_file: Path = typer.Option(None, "--pool", help="Pool YAML file (default: the profile's pool)."),
+    steps: int = typer.Option(20, help=_night_help("steps")),
+    chunk_steps: int = typer.Option(10, help=_night_help("chunk_steps")),
+    heldout: int = typer.Option(24, "--heldout", help=_night_help("heldout_problems")),
+    baseline: list[str] = typer.Option(None, "--baseline", "-b", help=_night_help("baselines") + " (default: random)"),
+    pool_file: Path = typer.Option(None, "--pool", help=_night_help("pool_file")),
     margin: float = gate_option("margin"),
     confidence: float = gate_option("confidence"),
     cost_bound: float = gate_option("cost_bound"),
     gate_method: str = gate_option("method", "--gate-method"),
     seed: int = typer.Option(None, help="Seed (default: the profile's)."),
-    run_key: str = typer.Option(None, help="Names the night (default: today's UTC date); a rerun with the same"
-                                " key reuses the stages that completed, a new key starts a new night."),
+    run_key: str = typer.Option(None, help=_night_help("run_key")),
+    max_usd: float = typer.Option(None, "--max-usd", help=_night_help("max_usd")),
+    accelerate_config: Path = typer.Option(None, "--accelerate-config", help=_night_help("accelerate_config")),
+    allow_simulated: bool = typer.Option(False, "--allow-simulated", help=_night_help("allow_simulated")),
+    settings_: list[str] = typer.Option(None, "--set", help="KEY=VALUE: a training config field over the"
+                                        " profile's (repeat the option), e.g. --set vllm_mode=server."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print the resolved settings (pools, trainer, budget)"
+                                 " and run nothing."),
     db: Path = typer.Option(None, help="Warehouse file (default: $CONDUCTOR_HOME/warehouse.duckdb)."),
 ) -> None:
     """The nightly pipeline (`make run`): curate, train, evaluate challenger vs champion, costs, the
     promotion gate, a summary. Runs as the Prefect flow `conductor-nightly`."""
     _ensure_prefect_home()
-    from conductor.cli.common import user_errors
-    from conductor.config import load_settings
-    from conductor.evaluation.methods import MethodSpecError
+    from conductor.cli.common import parse_settings, user_errors
+    from conductor.config import SimulatedPoolRefused, load_settings
+    from conductor.evaluation.methods import MethodSpecError, check_specs
     from conductor.workers.pool import PoolError
-
-    settings = load_settings(profile=profile)
-    from conductor.evaluation.methods import check_specs
-    from flows.nightly import check_parameters, nightly_flow
-    from flows.prefect_server import PrefectServerError, tied_prefect_server
+    from flows.nightly_config import NightConfig
 
     # Bad input is one line before anything starts (no server, no training).
-    with user_errors(MethodSpecError, PoolError, ValueError, FileNotFoundError):
+    with user_errors(MethodSpecError, PoolError, ValueError, FileNotFoundError, SimulatedPoolRefused):
         if gate_method not in ("bootstrap", "mcnemar"):
             raise ValueError(f"--gate-method {gate_method!r}: bootstrap or mcnemar")
-        if pool_file is not None and not pool_file.is_file():
-            raise FileNotFoundError(f"--pool {pool_file}: no such file")
-        check_parameters(steps, chunk_steps, heldout, run_key or "today", margin, confidence, cost_bound)
-        check_specs(baseline or [], pool_file or settings.pool_file)
+        for flag, path in (("--pool", pool_file), ("--accelerate-config", accelerate_config)):
+            if path is not None and not path.is_file():
+                raise FileNotFoundError(f"{flag} {path}: no such file")
+        settings = load_settings(profile=profile)
+        config = NightConfig.parse(
+            profile=profile, steps=steps, chunk_steps=chunk_steps, heldout_problems=heldout,
+            baselines=baseline if baseline else ["random"], pool_file=pool_file,
+            gate={"margin": margin, "confidence": confidence, "cost_bound": cost_bound, "method": gate_method},
+            seed=settings.seed if seed is None else seed, run_key=run_key, max_usd=max_usd,
+            accelerate_config=accelerate_config, allow_simulated=allow_simulated, db_path=str(db) if db else None,
+            training_overrides=parse_settings(settings_))
+        night = config.resolve(settings)
+        check_specs(config.baselines, night.pool_file)
+        if profile == "production":
+            _check_keys(night.pool_file)
+    if dry_run:
+        for line in night.lines():
+            console.print(line, soft_wrap=True, markup=False, highlight=False)
+        return
+    from flows.nightly import nightly_flow
+    from flows.prefect_server import PrefectServerError, tied_prefect_server
+
     with user_errors(MethodSpecError, PoolError, ValueError, FileNotFoundError, PrefectServerError), \
             tied_prefect_server(), _ctrl_c_stops_solving():
         try:
-            summary = nightly_flow(profile=profile, steps=steps, chunk_steps=chunk_steps, heldout_problems=heldout,
-                                   baselines=baseline or None, pool_file=str(pool_file) if pool_file else None,
-                                   margin=margin, confidence=confidence, cost_bound=cost_bound,
-                                   gate_method=gate_method, seed=settings.seed if seed is None else seed,
-                                   run_key=run_key, db_path=str(db) if db else None)
+            summary = nightly_flow(config)
         except (KeyboardInterrupt, asyncio.CancelledError):
             console.print("nightly cancelled: completed stages are cached; rerun with the same --run-key to go on")
             raise typer.Exit(130) from None
     print_nightly(summary)
+
+
+def _check_keys(pool_file: Path) -> None:
+    """A production night on a pool whose API keys are not set stops here, in one line, before
+    anything is paid for (`conductor pool check` says the same per worker)."""
+    from conductor.workers.check import missing_keys
+
+    missing = missing_keys(pool_file)
+    if missing:
+        raise ValueError(f"pool {pool_file}: no API key in {', '.join(missing)}; set them (or"
+                         f" `conductor pool check --pool {pool_file}`) before a production night")
 
 
 def print_nightly(summary) -> None:  # noqa: ANN001 - flows.nightly.NightlySummary

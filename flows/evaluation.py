@@ -9,6 +9,7 @@ bank from them), or the profile's curated evaluation sets."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import socket
 from datetime import UTC, datetime
@@ -26,10 +27,10 @@ from conductor.config import load_settings
 from conductor.data.bank import load_problems
 from conductor.data.schema import Problem
 from conductor.evaluation.config import EvalConfig
-from conductor.evaluation.methods import ModelResolver, method_from_spec, repeat_pool_file
-from conductor.evaluation.prices import pool_price_dates, stale_prices
+from conductor.evaluation.methods import ModelResolver, method_from_spec
+from conductor.evaluation.prices import stale_prices
 from conductor.trace import new_id
-from conductor.workers.pool import read_pool_file
+from conductor.workers.registry import CONDUCTOR_PROVIDER
 from flows.curation import curation_flow
 from conductor.evaluation.report import artifact_markdown, costs_markdown, write_plots, write_table
 from tasks.evaluation import (
@@ -149,16 +150,15 @@ def evaluation_flow(cfg: EvalConfig, db_path: str | None = None,
     # a process killed with -9 keeps its slots until its lease expires, which only a server running
     # Prefect's repossessor service ever ends (not an ephemeral or test server), and a killed
     # nightly must not stall the next one over a limit that protects nothing.
-    providers = {m.name: sorted({w.provider for w in read_pool_file(m.pool_file).workers
-                                 if not w.is_conductor and (w.provider not in IN_PROCESS_PROVIDERS
-                                                            or w.provider in cfg.provider_limits)})
+    providers = {m.name: sorted({p for p in m.pool.providers if p != CONDUCTOR_PROVIDER
+                                 and (p not in IN_PROCESS_PROVIDERS or p in cfg.provider_limits)})
                  for m in methods}
     limited = sorted({p for ps in providers.values() for p in ps})
     limits = ensure_provider_limits(limited, cfg.provider_limit, cfg.provider_limits) if limited else {}
     # Prices older than the limit: one warning for the whole evaluation.
     dates: dict[str, str | None] = {}
     for m in methods:
-        dates |= pool_price_dates(read_pool_file(m.pool_file))
+        dates |= m.pool.price_dates
     warnings = [w for w in [stale_prices(dates, datetime.now(UTC).date(), cfg.max_price_age_days)] if w]
     for w in warnings:
         logger.warning(w)
@@ -166,12 +166,11 @@ def evaluation_flow(cfg: EvalConfig, db_path: str | None = None,
     plans = []
     for spec, method in zip(cfg.methods, methods):
         for r in range(cfg.repeats):
-            m = method if r == 0 else type(method)(method.planner, repeat_pool_file(
-                method.pool_file, r, out_dir / "pools"), method.execution, method.offer)
+            m = method if r == 0 else dataclasses.replace(method, repeat=r)
             run = Run(run_id=new_id(), kind="eval", method=method.name, simulated=method.simulated,
                       params={"evaluation_id": evaluation_id, "repeat": r, "spec": spec, "setting": cfg.setting,
                               "pool_file": str(m.pool_file), "execution": m.execution.model_dump(),
-                              "prices_checked": pool_price_dates(read_pool_file(m.pool_file))}, **base)
+                              "prices_checked": m.pool.price_dates}, **base)
             runs.append(run)
             plans.append((method, m, r, run))
     # Dead runs abandoned, the problems and every run row (parent first) in one task and one

@@ -1,5 +1,7 @@
 """The training flow: problems -> warm start -> GRPO in chunks of steps (each a task that
-checkpoints, so a retried chunk resumes) -> one MLflow run, registered as `conductor@challenger`."""
+checkpoints, so a retried chunk resumes) -> one MLflow run, registered as `conductor@challenger`.
+With an accelerate config, each chunk runs as `accelerate launch ... conductor train --resume`
+(tasks/training.py)."""
 
 from __future__ import annotations
 
@@ -7,25 +9,41 @@ import uuid
 from typing import Any
 
 from prefect import flow
+from pydantic import BaseModel, Field
 
+from tasks.launch import ChunkPlan
 from tasks.training import config_for, grpo_chunk_task, problems_task, register_task, warm_start_task
 
 
+class TrainingRequest(BaseModel):
+    """What to train: a run directory, a profile and its overrides, chunking, the launcher."""
+
+    output_dir: str = Field(description="Run directory (checkpoints, the warm start, chunk configs).")
+    profile: str = Field(default="local", description="Training profile (conductor/training/config.py).")
+    chunk_steps: int = Field(default=50, ge=1, description="GRPO steps per checkpointed chunk.")
+    overrides: dict[str, Any] = Field(default_factory=dict, description="Config fields over the profile's.")
+    accelerate_config: str | None = Field(default=None, description="`accelerate launch` config file: each chunk"
+                                          " runs as a subprocess under it (None: in this process).")
+    warehouse: bool = Field(default=True, description="Send every rollout to the warehouse.")
+
+
 @flow(name="conductor-training", log_prints=True)
-def training_flow(output_dir: str, profile: str = "local", chunk_steps: int = 50,
-                  overrides: dict[str, Any] | None = None, warehouse: bool = True) -> dict[str, str]:
-    overrides = dict(overrides or {})
+def training_flow(request: TrainingRequest) -> dict[str, str]:
+    overrides = dict(request.overrides)
     # One warehouse run for all chunks (its rollouts, its curve), finished when registered.
-    run_id = f"train-{uuid.uuid4().hex[:12]}" if warehouse else None
-    config = config_for(profile, output_dir, overrides)
+    run_id = f"train-{uuid.uuid4().hex[:12]}" if request.warehouse else None
+    config = config_for(request.profile, request.output_dir, overrides)
     # Each chunk saves at its end, whatever the profile's save_steps.
+    chunk_steps = request.chunk_steps
     overrides["save_steps"] = min(config.save_steps, chunk_steps) if config.save_steps else chunk_steps
     train, held_out = problems_task(config)
-    model = warm_start_task(profile, output_dir, overrides, train)
+    model = warm_start_task(request.profile, request.output_dir, overrides, train)
     chunks = []
     for until in range(chunk_steps, config.max_steps + chunk_steps, chunk_steps):
-        chunk = grpo_chunk_task(profile, output_dir, overrides, model, min(until, config.max_steps), train, held_out,
-                                 run_id=run_id)
+        plan = ChunkPlan(profile=request.profile, output_dir=request.output_dir,
+                         overrides={**overrides, "model_name_or_path": model}, until_step=min(until, config.max_steps),
+                         run_id=run_id, accelerate_config=request.accelerate_config)
+        chunk = grpo_chunk_task(plan, train, held_out)
         chunks.append(chunk)
         print(f"step {chunk['steps']}: stop={chunk['stop_reason']} spend=${chunk['usd']:.2f} (simulated pool prices "
               f"when the pool is simulated)")
@@ -39,4 +57,4 @@ def training_flow(output_dir: str, profile: str = "local", chunk_steps: int = 50
 if __name__ == "__main__":
     import sys
 
-    training_flow(output_dir=sys.argv[1] if len(sys.argv) > 1 else ".conductor/training/flow")
+    training_flow(TrainingRequest(output_dir=sys.argv[1] if len(sys.argv) > 1 else ".conductor/training/flow"))

@@ -83,8 +83,7 @@ def build_app(config: ServeConfig, keys: KeyRing | None, *, planner: Planner | N
               resolver: ModelResolver | None = None) -> Starlette:
     planner = planner or resolve_planner(config.model_ref, resolver)
     pool = Pool.load(config.pool_file, BuildContext(problems=sample_problems()))
-    simulated = any(s.provider == "simulated" for s in pool.specs)
-    run = new_run(f"{getattr(planner, 'name', 'planner')}@serve", simulated,
+    run = new_run(f"{getattr(planner, 'name', 'planner')}@serve", pool.simulated,
                   {"model": config.model_ref, "pool": str(config.pool_file)})
     served = {config.model_name: (planner, config.model_ref)}
     if config.model_ref.startswith("models:/"):

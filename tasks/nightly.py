@@ -16,6 +16,7 @@ from prefect import task
 from prefect.artifacts import (create_image_artifact, create_link_artifact, create_markdown_artifact,
                                create_table_artifact)
 from prefect.cache_policies import NO_CACHE
+from pydantic import BaseModel
 
 from conductor.training.problems import bank_splits, take_per_domain
 from registry import nightly as reg
@@ -65,16 +66,27 @@ def spend(run_ids: list[str], db_path: str | None = None) -> float:
         return wh.spend(store, run_ids)
 
 
+class GateInputs(BaseModel):
+    """What the promotion gate compares: the challenger and the champion (or the baseline, when
+    `champion_version` is None) on one evaluation's problems."""
+
+    challenger_version: str
+    challenger_spec: str
+    champion_spec: str
+    champion_version: str | None = None
+    gate: GateConfig = GateConfig()
+    evaluation_id: str = ""
+
+
 @task(name="promotion-gate", cache_policy=NO_CACHE)
-def decide_once(challenger_version: str, challenger: dict[str, Any], champion: dict[str, Any],
-                champion_version: str | None, baseline: str, config: GateConfig) -> Decision:
+def decide_once(inputs: GateInputs, challenger: dict[str, Any], champion: dict[str, Any]) -> Decision:
     """The gate on the paired outcomes, unless this version already has a gate decision recorded
     (a rerun after a kill between the alias move and the end of the run): then that one."""
-    recorded = reg.recorded_decision(challenger_version)
+    recorded = reg.recorded_decision(inputs.challenger_version)
     if recorded is not None:
         return recorded
-    return gate(challenger_version, Outcomes.model_validate(challenger), Outcomes.model_validate(champion),
-                champion_version=champion_version, baseline=baseline, config=config)
+    return gate(inputs.challenger_version, Outcomes.model_validate(challenger), Outcomes.model_validate(champion),
+                champion_version=inputs.champion_version, baseline=inputs.champion_spec, config=inputs.gate)
 
 
 @task(name="record-promotion", cache_policy=NO_CACHE, retries=3, retry_delay_seconds=[1, 5, 20])

@@ -22,7 +22,8 @@ from conductor.trace import Trace
 from conductor.training.config import ConductorTrainingConfig, profile_config
 from conductor.training.grpo import TrainResult, train_grpo
 from conductor.training.pipeline import ensure_model, training_split
-from conductor.workers.pool import pool_is_simulated
+from conductor.workers.pool import read_pool_file
+from tasks.launch import ChunkPlan, run_chunk
 from warehouse.records import Run
 from warehouse.staging import ingest_staged, stage_traces
 from warehouse.store import TraceStore
@@ -58,12 +59,16 @@ def _figures(logs: dict[str, Any]) -> str:
 
 
 @task(name="grpo-chunk", cache_policy=NO_CACHE, retries=2, retry_delay_seconds=5,
-      task_run_name="grpo-to-step-{until_step}", log_prints=False)  # as warm-start, above
-def grpo_chunk_task(profile: str, output_dir: str, overrides: dict[str, Any], model: str, until_step: int,
-                    train: list[Problem], held_out: list[Problem], run_id: str | None = None) -> dict[str, Any]:
-    """GRPO up to `until_step`; with a `run_id`, every rollout goes to the warehouse under it."""
-    config = config_for(profile, output_dir, {**overrides, "model_name_or_path": model, "max_steps": until_step})
-    sink = WarehouseSink.for_settings(run_id=run_id, simulated=pool_is_simulated(config.pool_file)) if run_id else None
+      task_run_name="grpo-to-step-{plan.until_step}", log_prints=False)  # as warm-start, above
+def grpo_chunk_task(plan: ChunkPlan, train: list[Problem], held_out: list[Problem]) -> dict[str, Any]:
+    """GRPO up to `plan.until_step`; with a `run_id`, every rollout goes to the warehouse under it.
+    With an accelerate config the chunk is a subprocess (`launch.run_chunk`): the same config,
+    resumed from the run's last checkpoint, its output streamed into this task's log."""
+    if plan.accelerate_config:
+        return run_chunk(plan, get_run_logger())
+    config = plan.config()
+    run_id = plan.run_id
+    sink = WarehouseSink.for_settings(run_id=run_id, simulated=read_pool_file(config.pool_file).simulated) if run_id else None
     logger = get_run_logger()
     result: TrainResult = train_grpo(config, train, held_out, resume=True, run_id=run_id, sink=sink,
                                      on_log=lambda figures: logger.info("grpo %s", _figures(figures)))
@@ -81,7 +86,7 @@ def register_task(params: dict[str, Any], chunks: list[dict[str, Any]], run_id: 
     from registry.runs import STRATEGIES_PLOT, TrainingRun
 
     last = chunks[-1]
-    simulated = pool_is_simulated(params["pool_file"])
+    simulated = read_pool_file(params["pool_file"]).simulated
     with TrainingRun(params, simulated=simulated, run_name="conductor-grpo") as run:
         history = [row for c in chunks for row in c["history"]]
         evals = [row for c in chunks for row in c["eval_history"]]
@@ -109,8 +114,13 @@ class WarehouseSink:
     generated (0 = before the first update)."""
 
     def __init__(self, warehouse_path: str | Path, staging_dir: str | Path, *, run_id: str | None = None,
-                 params: dict[str, Any] | None = None, simulated: bool | None = None, method: str = "conductor-grpo") -> None:
+                 params: dict[str, Any] | None = None, simulated: bool | None = None, method: str = "conductor-grpo",
+                 rank: int | None = None) -> None:
         self.warehouse_path, self.staging_dir = Path(warehouse_path), Path(staging_dir)
+        # Under accelerate every rank scores its own slice of each batch: a rank (`rank` set) only
+        # stages its rollouts (one DuckDB file takes one writing process), and the chunk's task
+        # ingests them once the launch ends (tasks/launch.py).
+        self.rank = rank
         self.run_id, self.params, self.simulated, self.method = run_id, dict(params or {}), simulated, method
         self.steps_written: list[int] = []
         self._buffer: list[Trace] = []
@@ -120,10 +130,11 @@ class WarehouseSink:
 
     @classmethod
     def for_settings(cls, params: dict[str, Any] | None = None, simulated: bool | None = None,
-                     run_id: str | None = None) -> WarehouseSink:
+                     run_id: str | None = None, rank: int | None = None) -> WarehouseSink:
         """The sink `conductor train` finds through the `conductor.training_sinks` entry point."""
         settings = load_settings()
-        return cls(settings.warehouse_path, settings.home / "staging", params=params, simulated=simulated, run_id=run_id)
+        return cls(settings.warehouse_path, settings.home / "staging", params=params, simulated=simulated,
+                   run_id=run_id, rank=rank)
 
     def __call__(self, trace: Trace, step: int) -> None:
         if self.run_id is None:
@@ -148,6 +159,10 @@ class WarehouseSink:
             return
         traces, step = self._buffer, self._step
         self._buffer = []
+        if self.rank is not None:
+            stage_traces(self.staging_dir, traces, batch_id=f"{self.run_id}-step{step}-rank{self.rank}")
+            self.steps_written.append(step)
+            return
         stage_traces(self.staging_dir, traces, batch_id=f"{self.run_id}-step{step}")
         with TraceStore(self.warehouse_path) as store:
             if not self.steps_written:
@@ -159,7 +174,7 @@ class WarehouseSink:
 
     def close(self, status: str = "finished", *, mlflow_run_id: str | None = None) -> None:
         self.flush()
-        if self.run_id is None:
+        if self.run_id is None or self.rank is not None:
             return
         self._mlflow_run_id = mlflow_run_id or self._mlflow_run_id
         with TraceStore(self.warehouse_path) as store:
@@ -178,3 +193,13 @@ def step_curve(traces: list[Trace]) -> dict[str, float]:
         "cost_usd": sum(t.usage.cost_usd or 0.0 for t in traces),
         "rollouts": float(n),
     }
+
+
+def ingest_launched(run_id: str, simulated: bool) -> int:
+    """After an accelerate launch: the rollouts its ranks staged under `run_id`, ingested by this
+    process (the run's `running` row first). Returns the batches ingested."""
+    settings = load_settings()
+    sink = WarehouseSink.for_settings(run_id=run_id, simulated=simulated)
+    with TraceStore(sink.warehouse_path) as store:
+        store.write_runs([sink._run_row("running")])
+        return ingest_staged(store, sink.staging_dir).batches if (settings.home / "staging").is_dir() else 0

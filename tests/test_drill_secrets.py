@@ -196,7 +196,7 @@ def test_sentinel_keys_never_reach_any_store_over_a_nightly_run_and_serve(prefec
     serve` answers with the registered challenger and with the loopback pool. No sentinel occurs
     in any file of the home (DuckDB, mlflow.db, MLflow artifacts, Prefect results), in the Prefect
     server's logs (read through its API) and database, or in the server's log."""
-    from flows.nightly import nightly_flow
+    from flows.nightly import NightConfig, nightly_flow
 
     loop = _loopback()
     home = tmp_path / "home"
@@ -215,9 +215,9 @@ def test_sentinel_keys_never_reach_any_store_over_a_nightly_run_and_serve(prefec
     monkeypatch.setattr(registry_uris, "_registry_uri", registry_uris._registry_uri)
     with loop:
         pool = _pool(tmp_path, loop.url)
-        night = nightly_flow(steps=1, chunk_steps=1, heldout_problems=2, baselines=["single:w-google"],
-                             training_overrides=TINY, concurrency=2, pool_file=str(pool),
-                             run_key=f"secrets-{uuid.uuid4().hex[:8]}")
+        night = nightly_flow(NightConfig(steps=1, chunk_steps=1, heldout_problems=2, baselines=["single:w-google"],
+                                         training_overrides=TINY, concurrency=2, pool_file=pool,
+                                         run_key=f"secrets-{uuid.uuid4().hex[:8]}"))
         assert night.challenger_version == "1" and not night.simulated
         _assert_keys_were_sent(loop)  # training rollouts and the evaluation called every provider with its key
         sent = len(loop.requests)

@@ -87,15 +87,15 @@ def test_baselines_get_the_evaluations_questions_in_flight_and_a_conductor_the_p
 
 
 def test_fresh_and_undated_prices_do_not_warn() -> None:
-    from conductor.evaluation.prices import pool_price_dates, stale_prices
+    from conductor.evaluation.prices import stale_prices
     from conductor.workers.pool import read_pool_file
 
     local = read_pool_file(REPO / "deployments" / "pools" / "local.yaml")
-    dates = pool_price_dates(local)
+    dates = local.price_dates
     assert set(dates.values()) == {str(local.prices_checked)} and local.prices_checked is not None
     assert stale_prices(dates, local.prices_checked, 180) is None
     assert stale_prices(dates, date.fromordinal(local.prices_checked.toordinal() + 181), 180) is not None
-    paper = pool_price_dates(read_pool_file(REPO / "deployments" / "pools" / "paper-sim.yaml"))
+    paper = read_pool_file(REPO / "deployments" / "pools" / "paper-sim.yaml").price_dates
     assert paper["gpt-5"] == "2025-09-15"  # from the price table, not the file
     assert paper["qwen3-32b-direct"] == str(read_pool_file(REPO / "deployments" / "pools" / "paper-sim.yaml").prices_checked)
 

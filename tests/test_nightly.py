@@ -24,17 +24,17 @@ HELDOUT = 8
 
 @pytest.fixture(scope="module")
 def night(prefect_harness: Path, tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
-    from flows.nightly import champion_eval_flow, nightly_flow
+    from flows.nightly import NightConfig, champion_eval_flow, nightly_flow
 
     uri = f"sqlite:///{tmp_path_factory.mktemp('nightly-mlflow') / 'mlflow.db'}"
     old = os.environ.get("MLFLOW_TRACKING_URI")
     os.environ["MLFLOW_TRACKING_URI"] = uri
-    kwargs = dict(steps=1, chunk_steps=1, heldout_problems=HELDOUT, baselines=[], training_overrides=TINY,
-                  concurrency=2, run_key=f"test-{uuid.uuid4().hex[:8]}")
+    night = NightConfig(steps=1, chunk_steps=1, heldout_problems=HELDOUT, baselines=[], training_overrides=TINY,
+                        concurrency=2, run_key=f"test-{uuid.uuid4().hex[:8]}")
     try:
-        before_any = champion_eval_flow(heldout_problems=4, baselines=[], concurrency=2)  # no champion yet
-        first = nightly_flow(**kwargs)
-        again = nightly_flow(**kwargs)  # the same night, rerun: every stage cached
+        before_any = champion_eval_flow(NightConfig(heldout_problems=4, baselines=[], concurrency=2))  # no champion yet
+        first = nightly_flow(night)
+        again = nightly_flow(night)  # the same night, rerun: every stage cached
         client = mlflow.MlflowClient(tracking_uri=uri, registry_uri=uri)
         after_first = {"versions": [(str(v.version), v.status) for v in client.search_model_versions("name='conductor'")],
                        "aliases": {a: str(v) for a, v in client.get_registered_model("conductor").aliases.items()},
@@ -45,9 +45,10 @@ def night(prefect_harness: Path, tmp_path_factory: pytest.TempPathFactory):  # n
             from registry.promotion import force
 
             force(first.challenger_version)
-        champion_eval = champion_eval_flow(heldout_problems=4, baselines=[], concurrency=2)  # champion v1
-        second = nightly_flow(**(kwargs | {"run_key": kwargs["run_key"] + "-next"}))
-        yield {"uri": uri, "first": first, "again": again, "home": prefect_harness, "champion_eval": champion_eval, "before_any": before_any,
+        champion_eval = champion_eval_flow(NightConfig(heldout_problems=4, baselines=[], concurrency=2))  # champion v1
+        second = nightly_flow(night.model_copy(update={"run_key": night.run_key + "-next"}))
+        yield {"uri": uri, "first": first, "again": again, "home": prefect_harness, "champion_eval": champion_eval,
+               "before_any": before_any,
                "second": second, "after_first": after_first}
     finally:
         if old is None:
@@ -144,10 +145,10 @@ def test_artifacts_are_published(night) -> None:  # noqa: ANN001
 
 
 def test_bad_parameters_are_one_clear_error(prefect_harness) -> None:  # noqa: ANN001
-    from flows.nightly import nightly_flow
+    from flows.nightly import NightConfig
 
     with pytest.raises(ValueError, match=r"steps must be at least 1.*run_key"):
-        nightly_flow.fn(steps=0, run_key="../../etc")
+        NightConfig.parse(steps=0, run_key="../../etc")
 
 
 def test_champion_eval_evaluates_the_baseline_before_any_champion_then_the_champion(night) -> None:  # noqa: ANN001
@@ -166,16 +167,16 @@ def test_champion_eval_evaluates_the_baseline_before_any_champion_then_the_champ
 def test_the_gate_never_decides_twice_for_one_version(night) -> None:  # noqa: ANN001
     """The promotion flow run again on a decided version (as a rerun after a kill between the
     gate's MLflow record and the cached result would): the recorded decision is read back."""
-    from flows.nightly import promotion_flow
+    from flows.nightly import GateInputs, promotion_flow
 
     s = night["second"]
     with _store(night["home"]) as store:
         specs = [r["spec"] for r in store.query("SELECT DISTINCT spec FROM v_question_outcomes WHERE evaluation_id = ?",
                                                 [s.evaluation_id]).to_pylist()]
-    again = promotion_flow(challenger_version="2", evaluation_id=s.evaluation_id,
-                           challenger_spec=next(x for x in specs if x.endswith("/v2")),
-                           champion_spec=next(x for x in specs if x.endswith("/v1")), champion_version="1")
-    assert again["promotion_id"] == s.promotion_id and again["promoted"] == s.promoted
+    again = promotion_flow(GateInputs(challenger_version="2", evaluation_id=s.evaluation_id,
+                                      challenger_spec=next(x for x in specs if x.endswith("/v2")),
+                                      champion_spec=next(x for x in specs if x.endswith("/v1")), champion_version="1"))
+    assert again.promotion_id == s.promotion_id and again.promoted == s.promoted
     with _store(night["home"]) as store:
         n = store.query("SELECT count(*) AS n FROM promotions WHERE challenger_eval_id = ?",
                         [s.evaluation_id]).to_pylist()
@@ -226,7 +227,7 @@ def test_the_promotion_flow_promotes_the_better_side_and_only_it(prefect_harness
     """The gate's wiring on evaluations whose answer is known: a challenger right on every question
     against a baseline wrong on every one is promoted; the next challenger, wrong on every question
     against that champion, is not, and the champion stays."""
-    from flows.nightly import promotion_flow
+    from flows.nightly import GateInputs, promotion_flow
 
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
@@ -238,15 +239,15 @@ def test_the_promotion_flow_promotes_the_better_side_and_only_it(prefect_harness
     v1, v2, baseline = "conductor:/models/v1", "conductor:/models/v2", "template:verify"
 
     better = _evaluation(db, {v1: True, baseline: False})
-    first = promotion_flow(challenger_version="1", evaluation_id=better, challenger_spec=v1, champion_spec=baseline,
-                           db_path=str(db))
-    assert first["promoted"] is True and first["figures"]["challenger_accuracy"] == 1.0
+    first = promotion_flow(GateInputs(challenger_version="1", evaluation_id=better, challenger_spec=v1,
+                                      champion_spec=baseline), db_path=str(db))
+    assert first.promoted is True and first.figures["challenger_accuracy"] == 1.0
     assert {a: str(v) for a, v in client.get_registered_model("conductor").aliases.items()} == {"champion": "1"}
 
     worse = _evaluation(db, {v2: False, v1: True})
-    second = promotion_flow(challenger_version="2", evaluation_id=worse, challenger_spec=v2, champion_spec=v1,
-                            champion_version="1", db_path=str(db))
-    assert second["promoted"] is False and second["figures"]["challenger_accuracy"] == 0.0
+    second = promotion_flow(GateInputs(challenger_version="2", evaluation_id=worse, challenger_spec=v2,
+                                       champion_spec=v1, champion_version="1"), db_path=str(db))
+    assert second.promoted is False and second.figures["challenger_accuracy"] == 0.0
     assert {a: str(v) for a, v in client.get_registered_model("conductor").aliases.items()} == {"champion": "1"}
     assert client.get_model_version("conductor", "2").tags["gate.decision"] == "rejected"
     with TraceStore(db, read_only=True) as store:

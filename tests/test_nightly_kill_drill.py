@@ -55,12 +55,12 @@ elif kill_at == "evaluation":
         return traces
     te._solve = _solve
 
-from flows.nightly import nightly_flow
+from flows.nightly import NightConfig, nightly_flow
 TINY = {"sft_problems": 8, "sft_copies": 1, "sft_epochs": 1.0, "per_device_train_batch_size": 2,
         "num_generations": 2, "max_completion_length": 48, "eval_every": 0, "early_stopping_patience": 0,
         "validation_problems": 4}
-s = nightly_flow(steps=2, chunk_steps=1, heldout_problems=4, baselines=[], training_overrides=TINY,
-                 concurrency=2, run_key="drill")
+s = nightly_flow(NightConfig(steps=2, chunk_steps=1, heldout_problems=4, baselines=[], training_overrides=TINY,
+                             concurrency=2, run_key="drill"))
 Path(out).write_text(s.model_dump_json())
 print("completed", flush=True)
 """

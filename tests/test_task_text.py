@@ -4,7 +4,7 @@ question like "Name the official currency of China." read as a short-answer one)
 
 from conductor.data.schema import Problem
 from conductor.training.dataset import PoolSampling, build_rows, row_messages, training_pool
-from conductor.training.config import DEFAULT_POOL
+from conductor.config import DEFAULT_POOL_FILE
 from conductor.types import Task
 from conductor.workers.simulated.worker import ProblemBank
 
@@ -20,7 +20,7 @@ def test_choice_task_text_lists_lettered_options():
 
 def test_workers_and_conductor_see_the_options():
     assert "B) Renminbi" in Task.of(CHOICE).question
-    pool = training_pool(DEFAULT_POOL, [CHOICE])
+    pool = training_pool(DEFAULT_POOL_FILE, [CHOICE])
     row = build_rows([CHOICE], pool, PoolSampling())[0]
     user = row_messages(row, pool, examples=False)[-1].content
     assert user.endswith("Task:\nName the official currency of China.\n\nA) Yen\nB) Renminbi\nC) Won\nD) Baht")

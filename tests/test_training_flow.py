@@ -15,7 +15,7 @@ from warehouse.store import TraceStore
 
 
 def test_training_flow_runs_chunks_and_registers(tmp_path, prefect_harness, monkeypatch, recwarn) -> None:
-    from flows.training import training_flow
+    from flows.training import TrainingRequest, training_flow
 
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
@@ -30,7 +30,7 @@ def test_training_flow_runs_chunks_and_registers(tmp_path, prefect_harness, monk
     listener.emit = lambda record: trainer_lines.append(record.getMessage())  # type: ignore[method-assign]
     logging.getLogger("transformers.trainer").addHandler(listener)
     try:
-        state = training_flow(output_dir=str(out), chunk_steps=1, overrides=overrides, return_state=True)
+        state = training_flow(TrainingRequest(output_dir=str(out), chunk_steps=1, overrides=overrides), return_state=True)
     finally:
         logging.getLogger("transformers.trainer").removeHandler(listener)
     registered = state.result()

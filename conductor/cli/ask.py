@@ -35,7 +35,7 @@ def known_problems(pool_file: Path) -> list[Problem]:
     """The problems a question is looked up in (for its kind and gold answer): the samples, plus
     the generated bank when the pool has simulated workers (they answer only problems they know)."""
     problems = sample_problems()
-    if any(w.provider == "simulated" for w in read_pool_file(pool_file).workers):
+    if read_pool_file(pool_file).simulated:
         from conductor.data.synthetic import generate_bank
 
         problems = [*problems, *generate_bank()]

@@ -40,3 +40,20 @@ def read_text_arg(value: str) -> str:
             return fh.read()
     except OSError as exc:
         raise UserError(f"cannot read {value}: {exc.strerror}") from None
+
+
+def parse_settings(pairs: list[str] | None, option: str = "--set") -> dict[str, object]:
+    """`KEY=VALUE` pairs as a dict, each VALUE read as JSON when it is JSON (`3`, `true`,
+    `"x"`, `[1]`) and as a string otherwise; the config they go to validates the keys."""
+    import json
+
+    out: dict[str, object] = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise UserError(f"{option} {pair!r}: expected KEY=VALUE")
+        try:
+            out[key.strip()] = json.loads(value)
+        except json.JSONDecodeError:
+            out[key.strip()] = value
+    return out

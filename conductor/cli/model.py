@@ -23,14 +23,15 @@ def init(
     then warm-start it with SFT so it writes parseable workflows. Only training problems are used."""
     if not tiny:
         raise typer.BadParameter("only --tiny is built here; any causal LM path or hub id trains as it is")
-    from conductor.training.config import DEFAULT_POOL, local_profile
+    from conductor.config import load_settings
+    from conductor.training.config import local_profile
     from conductor.training.dataset import training_pool
     from conductor.training.base_model import init_tiny_conductor
     from conductor.training.pipeline import training_split
     from conductor.training.problems import take_per_domain
     from conductor.training.warm import warm_started_tiny
 
-    config = local_profile(directory, pool_file=str(pool_file or DEFAULT_POOL), seed=seed)
+    config = local_profile(directory, pool_file=str(pool_file or load_settings().pool_file), seed=seed)
     train, _ = training_split(config)  # the generated bank's train split
     if sft:
         path = warm_started_tiny(config, train)

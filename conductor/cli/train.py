@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from conductor.cli.common import console
+from conductor.config import Settings
 
 
 def train(
@@ -22,60 +23,115 @@ def train(
     track: bool = typer.Option(True, help="Log the run to MLflow and register the model (when registry/ is installed)."),
     warehouse: bool = typer.Option(True, help="Send every rollout to the warehouse (when its sink is installed)."),
     compare: int = typer.Option(96, help="Held-out bank problems to compare the model with each single worker on (0: skip)."),
+    allow_simulated: bool = typer.Option(False, "--allow-simulated",
+                                         help=Settings.model_fields["allow_simulated"].description),
+    config_file: Path = typer.Option(None, "--config", help="A chunk as JSON (profile, output_dir, overrides,"
+                                     " until_step: what a nightly chunk under accelerate writes); the options above"
+                                     " are then ignored."),
+    result_file: Path = typer.Option(None, "--result", help="Write the run's result (TrainResult) here as JSON"
+                                     " (rank 0), and print one line per step instead of a progress bar."),
+    settings_: list[str] = typer.Option(None, "--set", help="KEY=VALUE: any training config field over the"
+                                        " profile's (repeat the option), e.g. --set vllm_mode=server."),
+    run_id: str = typer.Option(None, "--run-id", help="The warehouse run the rollouts belong to: each rank stages"
+                               " its rollouts and the caller ingests them (a nightly chunk under accelerate)."),
 ) -> None:
     """Warm-start (local profile) and GRPO-train the Conductor; log it to MLflow as a new
     `conductor` version with alias `challenger`. Simulated-pool numbers describe the simulation."""
-    from conductor.config import load_settings
+    import json
+
+    from conductor.cli.common import user_errors
+    from conductor.config import SimulatedPoolRefused, load_settings, refuse_accidental_simulation
     from conductor.training.config import profile_config
     from conductor.training.estimate import estimate
+    from conductor.workers.pool import PoolError, read_pool_file
 
-    settings = load_settings()
-    out = output_dir or settings.home / "training" / profile
-    overrides: dict = {"seed": seed, "train_seed": seed}
-    for key, value in (("model_name_or_path", model), ("pool_file", str(pool_file) if pool_file else None),
-                       ("max_steps", max_steps), ("max_usd", max_usd)):
-        if value is not None:
-            overrides[key] = value
-    config = profile_config(profile, out, **overrides)  # type: ignore[arg-type]
-    est = estimate(config)
-    console.print("[bold]Projected[/bold] (before anything is spent):")
-    for line in est.lines():
-        console.print(f"  {line}")
-    if estimate_only:
-        return
-    _run(config, resume=resume, track=track, warehouse=warehouse, compare=compare)
+    settings = load_settings(profile=profile)
+    if config_file is not None:
+        chunk = json.loads(config_file.read_text(encoding="utf-8"))
+        profile = chunk["profile"]
+        config = profile_config(profile, chunk["output_dir"], **{**chunk["overrides"], "max_steps": chunk["until_step"]})
+    else:
+        out = output_dir or settings.home / "training" / profile
+        from conductor.cli.common import parse_settings
+
+        overrides: dict = {"seed": seed, "train_seed": seed, **parse_settings(settings_)}
+        for key, value in (("model_name_or_path", model), ("pool_file", str(pool_file) if pool_file else None),
+                           ("max_steps", max_steps), ("max_usd", max_usd)):
+            if value is not None:
+                overrides[key] = value
+        config = profile_config(profile, out, **overrides)  # type: ignore[arg-type]
+        est = estimate(config)
+        console.print("[bold]Projected[/bold] (before anything is spent):")
+        for line in est.lines():
+            console.print(f"  {line}")
+        if estimate_only:
+            return
+    with user_errors(SimulatedPoolRefused, PoolError):
+        refuse_accidental_simulation(profile, {"training": (Path(config.pool_file),
+                                                            read_pool_file(config.pool_file).simulated)},
+                                     allow_simulated or settings.allow_simulated)
+    _run(config, resume=resume, track=track, warehouse=warehouse, compare=compare, result_file=result_file,
+         run_id=run_id)
 
 
-def _sink(config):  # noqa: ANN001, ANN202
+def _sink(config, run_id: str | None):  # noqa: ANN001, ANN202
     """The warehouse's rollout sink, found through the `conductor.training_sinks` entry point."""
+    import os
     from importlib.metadata import entry_points
 
-    from conductor.workers.pool import pool_is_simulated
+    from conductor.workers.pool import read_pool_file
 
-    simulated = pool_is_simulated(config.pool_file)
+    simulated = read_pool_file(config.pool_file).simulated
+    rank = {"run_id": run_id, "rank": int(os.environ.get("RANK", "0"))} if run_id else {}
     for ep in entry_points(group="conductor.training_sinks"):
         if ep.name == "warehouse":
             return ep.load()(params={"profile_output_dir": config.output_dir, "max_steps": config.max_steps,
-                                     "learning_rate": config.learning_rate, "seed": config.seed}, simulated=simulated)
+                                     "learning_rate": config.learning_rate, "seed": config.seed}, simulated=simulated,
+                             **rank)
     return None
 
 
-def _run(config, *, resume: bool, track: bool, warehouse: bool, compare: int) -> None:  # noqa: ANN001
+def _write_result(result, path: Path) -> None:  # noqa: ANN001 - a TrainResult
+    """Every rank says how far it stepped (the launch's log shows each); rank 0 writes the result."""
+    import json
+    import os
+    from dataclasses import asdict
+
+    rank, world = int(os.environ.get("RANK", "0")), int(os.environ.get("WORLD_SIZE", "1"))
+    # One write(2) per line: the ranks share the launch's stdout pipe, and print() under
+    # PYTHONUNBUFFERED writes the text and its newline apart, so two ranks' lines could interleave.
+    os.write(1, f"rank {rank} of {world}: stepped to {result.steps} ({result.stop_reason})\n".encode())
+    if rank == 0:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(asdict(result) | {"model_dir": str(result.model_dir), "world_size": world},
+                                  default=str), encoding="utf-8")
+        tmp.replace(path)
+
+
+def _run(config, *, resume: bool, track: bool, warehouse: bool, compare: int, result_file: Path | None = None,  # noqa: ANN001
+         run_id: str | None = None) -> None:
+    import os
+
     from tqdm import tqdm
 
     from conductor.training.pipeline import run_training
     from conductor.training.tracking import discover_tracker
 
-    bar = tqdm(total=config.max_steps, desc="GRPO", unit="step", dynamic_ncols=True)
+    bar = tqdm(total=config.max_steps, desc="GRPO", unit="step", dynamic_ncols=True, disable=result_file is not None)
 
     def on_step(row: dict[str, float]) -> None:
+        if result_file is not None:  # launched by a nightly chunk: lines its task's log can show
+            figures = " ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items())
+            os.write(1, f"grpo {figures}\n".encode())  # one write per line, as _write_result says
+            return
         bar.n = int(row["step"])
         bar.set_postfix(reward=f"{row.get('reward', 0):.3f}", fmt=f"{row.get('format_rate', 0):.2f}",
                         acc=f"{row.get('accuracy', 0):.2f}", usd=f"{row.get('usd_total', 0):.2f}")
         bar.refresh()
 
     tracker = discover_tracker() if track else None
-    sink = _sink(config) if warehouse else None
+    sink = _sink(config, run_id) if warehouse else None
     try:
         outcome = run_training(config, resume=resume, on_step=on_step, tracker=tracker, sink=sink)
     except BaseException:
@@ -86,6 +142,9 @@ def _run(config, *, resume: bool, track: bool, warehouse: bool, compare: int) ->
         sink.close("finished")
     bar.close()
     r = outcome.result
+    if result_file is not None:
+        _write_result(r, result_file)
+        return
     console.print(f"stopped: {r.stop_reason} after {r.steps} steps, {r.wall_s:.0f} s; worker spend ${r.usd:.2f} "
                   f"({r.calls} calls)")
     if r.best_eval_accuracy is not None:

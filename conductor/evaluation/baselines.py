@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from conductor.planners import worker_indices
 from conductor.types import Message, Usage, WorkerSpec
 from conductor.workers.base import Completion
+from conductor.workers.pool import any_simulated
 from conductor.workflow import ALL, Access, Workflow, render
 
 REFLECT_ROUNDS = 5
@@ -182,7 +183,7 @@ class OraclePlanner:
 
     @staticmethod
     def check_pool(offered: Sequence[WorkerSpec]) -> None:
-        real = [s.id for s in offered if not s.is_conductor and s.provider != "simulated"]
+        real = [s.id for s in offered if not s.is_conductor and not any_simulated([s])]
         if real:
             raise BaselineError(f"oracle exists only in simulation; {', '.join(real)} is not a simulated worker")
 

@@ -143,29 +143,6 @@ def _model_dir(arg: str, resolve_model: ModelResolver | None) -> Path:
     return path
 
 
-def repeat_pool_file(pool_file: str | Path, repeat: int, out_dir: str | Path) -> Path:
-    """The pool for repeat `repeat`. A simulated worker's draws are a pure function of its seed,
-    so repeat r > 0 writes a copy of the pool file with each simulated worker's `seed` shifted
-    (the problems' shared difficulty stays; the workers' luck is fresh). Real workers vary on
-    their own; their pool file is used as is."""
-    import yaml
-
-    path = Path(pool_file)
-    raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    workers = raw.get("workers", []) if isinstance(raw, dict) else []
-    if repeat == 0 or not any(w.get("provider") == "simulated" for w in workers):
-        return path
-    for w in workers:
-        if w.get("provider") == "simulated":
-            options = w.setdefault("options", {}) or {}
-            options["seed"] = int(options.get("seed", 0)) + 7919 * repeat
-            w["options"] = options
-    out = Path(out_dir) / f"{path.stem}-repeat{repeat}.yaml"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(yaml.safe_dump(raw, sort_keys=False), encoding="utf-8")
-    return out
-
-
 def check_specs(specs: Sequence[str], pool_file: str | Path, *, resolve_model: ModelResolver | None = None) -> None:
     """Raise MethodSpecError for the first spec that names nothing runnable, without loading a
     model or training a router (a command checks its arguments before it starts a flow)."""

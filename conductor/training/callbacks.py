@@ -24,6 +24,35 @@ if TYPE_CHECKING:
 STATS_FILE = "conductor_reward_stats.json"
 
 
+def _rank() -> tuple[int, int]:
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        return dist.get_rank(), dist.get_world_size()
+    return 0, 1
+
+
+def world_total(value: float) -> float:
+    """`value` summed over the processes of a distributed run (itself, alone). Under accelerate
+    each rank scores its own slice of a batch, so a rank's spend is only its share; every rank
+    must call this at the same point (it is a collective)."""
+    _, world = _rank()
+    if world == 1:
+        return value
+    import torch
+    import torch.distributed as dist
+
+    total = torch.tensor([value], dtype=torch.float64)
+    dist.all_reduce(total, op=dist.ReduceOp.SUM)
+    return float(total.item())
+
+
+def stats_file(checkpoint: Path) -> Path:
+    """Each rank's reward totals beside a checkpoint (rank 0's keeps the single-process name)."""
+    rank, _ = _rank()
+    return checkpoint / (STATS_FILE if rank == 0 else STATS_FILE.replace(".json", f".rank{rank}.json"))
+
+
 class BudgetCallback(TrainerCallback):
     """Stops after the step whose rollouts took the spend past `max_usd`, saving a checkpoint."""
 
@@ -32,7 +61,8 @@ class BudgetCallback(TrainerCallback):
         self.stopped_for_budget = False
 
     def on_step_end(self, args, state, control, **kwargs):  # noqa: ANN001 - the Trainer's signature
-        if self.max_usd is not None and self.reward.stats.usd >= self.max_usd:
+        # the spend of every rank, so all ranks stop at the same step (a lone rank would hang the rest)
+        if self.max_usd is not None and world_total(self.reward.stats.usd) >= self.max_usd:
             self.stopped_for_budget = True
             control.should_save = True
             control.should_training_stop = True
@@ -48,13 +78,20 @@ class RewardStatsCheckpoint(TrainerCallback):
     def on_save(self, args, state, control, **kwargs):  # noqa: ANN001
         ckpt = Path(args.output_dir) / f"checkpoint-{state.global_step}"
         if ckpt.is_dir():
-            (ckpt / STATS_FILE).write_text(json.dumps(asdict(self.reward.stats)))
+            stats_file(ckpt).write_text(json.dumps(asdict(self.reward.stats)))
         return control
 
     def load(self, checkpoint: Path) -> None:
-        path = checkpoint / STATS_FILE
+        path = stats_file(checkpoint)
         if path.exists():
             self.reward.stats = RewardStats(**json.loads(path.read_text()))
+
+
+def is_main_process() -> bool:
+    """Whether this process writes the run's files (rank 0 under accelerate; always, alone)."""
+    from accelerate import PartialState
+
+    return PartialState().is_main_process
 
 
 class HeldOutEval(TrainerCallback):
@@ -81,6 +118,10 @@ class HeldOutEval(TrainerCallback):
         self.history.append(metrics)
         if self.best is None or result.accuracy > self.best:
             self.best, self.best_step, self._since_best = result.accuracy, step, 0
+            if not is_main_process():
+                # Under accelerate every rank evaluates (greedy decoding of the same weights: the
+                # same decision to stop on each, so none waits alone in a collective); one writes.
+                return metrics
             if self.best_dir.exists():
                 shutil.rmtree(self.best_dir)
             model.save_pretrained(self.best_dir)

@@ -9,15 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from trl import GRPOConfig
 
-from conductor.config import REPO_ROOT
+from conductor.config import DEFAULT_POOL_FILE, Profile, load_settings
 from conductor.reward import DEFAULT_RECURSION_DISCOUNT
-
-Profile = Literal["local", "production"]
-DEFAULT_POOL = str(REPO_ROOT / "deployments" / "pools" / "local.yaml")
 
 
 @dataclass
@@ -30,7 +27,7 @@ class ConductorTrainingConfig(GRPOConfig):
         metadata={"help": "Causal LM to train: a local directory (e.g. from `conductor model init --tiny`) or a hub id."},
     )
     pool_file: str = field(
-        default=DEFAULT_POOL, metadata={"help": "Worker pool YAML the Conductor plans over (its order is 'Model 0..k')."}
+        default=str(DEFAULT_POOL_FILE), metadata={"help": "Worker pool YAML the Conductor plans over (its order is 'Model 0..k')."}
     )
     few_shot_examples: bool = field(
         default=True,
@@ -215,6 +212,8 @@ def production_profile(output_dir: str | Path, **overrides: Any) -> ConductorTra
 
 
 def profile_config(profile: Profile, output_dir: str | Path, **overrides: Any) -> ConductorTrainingConfig:
+    """The profile's config; its pool is the settings' (CONDUCTOR_POOL_FILE) unless overridden."""
+    overrides.setdefault("pool_file", str(load_settings(profile=profile).pool_file))
     if profile == "local":
         return local_profile(output_dir, **overrides)
     if profile == "production":

@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass
 
 from conductor.training.config import ConductorTrainingConfig
-from conductor.workers.pool import read_pool_file
+from conductor.workers.pool import any_simulated, read_pool_file
 from conductor.workers.registry import CONDUCTOR_PROVIDER
 
 
@@ -60,7 +60,8 @@ def estimate(
     rollouts_per_step = config.per_device_train_batch_size * config.gradient_accumulation_steps * max(1, config.world_size)
     rollouts = config.max_steps * rollouts_per_step
     calls = round(rollouts * calls_per_rollout * (1 + config.recursion_fraction))
-    if workers and all(w.provider == "simulated" for w in workers):
+    if workers and not [w for w in workers if not any_simulated([w])]:
+        # no real worker's latency bounds the step: only simulated waits, which the scale scales
         workers_per_step_s *= config.simulated_latency_scale
     tiny = "base" in config.model_name_or_path or "sft" in config.model_name_or_path
     per_step = (step_s if step_s is not None else 1.9 if tiny else 60.0) + workers_per_step_s

@@ -16,7 +16,8 @@ from conductor.config import ExecutionConfig
 from conductor.models.tiny import load_tokenizer
 from conductor.models.prompt_format import PromptFormat, write_prompt_format
 from conductor.data.schema import Problem
-from conductor.training.callbacks import BudgetCallback, HeldOutEval, RewardStatsCheckpoint, StepLog, send_logs_to
+from conductor.training.callbacks import (BudgetCallback, HeldOutEval, RewardStatsCheckpoint, StepLog, send_logs_to,
+                                         world_total)
 from conductor.training.config import ConductorTrainingConfig, apply_torch_threads
 from conductor.training.dataset import PoolSampling, build_rows, to_dataset, training_pool
 from conductor.training.policy import TransformersPolicy
@@ -178,17 +179,23 @@ def train_grpo(
         if tied is not None:
             trainer_log.removeFilter(tied)
     final = out / "model"
-    trainer.save_model(str(final))
-    tokenizer.save_pretrained(final)
-    write_prompt_format(final, PromptFormat(few_shot_examples=config.few_shot_examples))
+    trainer.save_model(str(final))  # rank 0 writes (under accelerate); the others return
+    main = trainer.is_world_process_zero()
+    if main:
+        tokenizer.save_pretrained(final)
+        write_prompt_format(final, PromptFormat(few_shot_examples=config.few_shot_examples))
     steps = trainer.state.global_step
-    if eval_rows and (not held_out.history or held_out.history[-1]["step"] != steps):
+    # The final held-out evaluation: rank 0's (the others' results are not reported).
+    if main and eval_rows and (not held_out.history or held_out.history[-1]["step"] != steps):
         held_out.evaluate(trainer.model, steps)
     model_dir = out / "best" if held_out.best_step is not None and held_out.best_step != steps else final
     reason = "budget" if budget.stopped_for_budget else "early_stopping" if held_out.stopped_early else "max_steps"
+    # every rank's share (under accelerate each scores a slice of each batch)
+    usd, calls, rollouts = (world_total(reward.stats.usd), round(world_total(reward.stats.calls)),
+                            round(world_total(reward.stats.rollouts)))
     return TrainResult(
-        model_dir=model_dir, steps=steps, stop_reason=reason, usd=reward.stats.usd, calls=reward.stats.calls,
-        rollouts=reward.stats.rollouts, wall_s=time.perf_counter() - t0, history=log.rows,
+        model_dir=model_dir, steps=steps, stop_reason=reason, usd=usd, calls=calls,
+        rollouts=rollouts, wall_s=time.perf_counter() - t0, history=log.rows,
         eval_history=held_out.history, best_eval_accuracy=held_out.best, best_step=held_out.best_step,
         samples=sample_rows(held_out.last.traces if held_out.last else (), eval_rows), time_split=timer.split(),
     )

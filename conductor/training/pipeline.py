@@ -16,7 +16,7 @@ from conductor.training.problems import bank_splits, split_problems
 from conductor.training.reward import TraceSink
 from conductor.training.tracking import TrackerFactory
 from conductor.training.warm import warm_started_tiny
-from conductor.workers.pool import pool_is_simulated
+from conductor.workers.pool import read_pool_file
 
 
 @dataclass
@@ -68,7 +68,7 @@ def run_training(
     if tracker is None:
         result = train_grpo(config, train, held_out, resume=resume, sink=sink, on_step=on_step)
         return RunOutcome(result=result)
-    with tracker(config.to_dict(), simulated=pool_is_simulated(config.pool_file)) as run:
+    with tracker(config.to_dict(), simulated=read_pool_file(config.pool_file).simulated) as run:
         def step(row: dict[str, float]) -> None:
             run.log_step(row)
             if on_step is not None:

@@ -9,6 +9,7 @@ import asyncio
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from conductor.types import Message, WorkerSpec
 
@@ -83,3 +84,22 @@ async def check_pool(
     built = [_build(spec, context) for spec in specs]
     await asyncio.gather(*(_ping(result, worker, timeout_s) for result, worker in built if worker is not None))
     return [result for result, _ in built]
+
+
+def missing_keys(pool_file: str | Path) -> list[str]:
+    """The workers of a pool whose API key is not set, as `worker-id (VAR or VAR)`; built only
+    (no request is sent)."""
+    from conductor.workers.pool import read_pool_file
+
+    missing = []
+    for spec in read_pool_file(pool_file).workers:
+        if spec.is_conductor:
+            continue
+        try:
+            factory_for(spec.provider)(spec, BuildContext())
+        except MissingKeyError as exc:
+            names = str(exc).removeprefix("no API key: set ").split(" in the environment")[0]
+            missing.append(f"{spec.id} ({names})")
+        except Exception:  # noqa: BLE001 - other build errors are the run's to report, not a key check's
+            continue
+    return missing

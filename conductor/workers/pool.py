@@ -27,7 +27,19 @@ from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 from conductor.types import WorkerSpec
 
 from conductor.workers.base import Worker
+from conductor.workers.pricing import lookup
 from conductor.workers.registry import BuildContext, factory_for
+
+SIMULATED_PROVIDER = "simulated"
+
+
+def any_simulated(specs: Iterable[WorkerSpec]) -> bool:
+    """THE rule for "is this pool simulated", the one definition that every label, refusal and
+    `runs.simulated` reads (through `PoolFile.simulated`, `Pool.simulated`, `Method.simulated`):
+    simulated when ANY worker is, since one simulated worker's answers make the pool's figures
+    describe a simulation, not models. It is asked of the workers offered: a Method offering a
+    real sub-pool of a mixed file is real."""
+    return any(w.provider == SIMULATED_PROVIDER for w in specs)
 
 
 class PoolError(ValueError):
@@ -35,6 +47,10 @@ class PoolError(ValueError):
 
 
 class PoolFile(BaseModel):
+    """A pool file's contents, validated, with the facts every run reads off it (`simulated`,
+    `providers`, `price_dates`) defined here once. `offered(ids)` is the sub-pool a Method offers:
+    the same rules apply to what is offered."""
+
     model_config = ConfigDict(extra="forbid")
 
     name: str = ""
@@ -55,6 +71,50 @@ class PoolFile(BaseModel):
         return self
 
 
+    @property
+    def simulated(self) -> bool:
+        """Whether a run on this pool is simulated (`any_simulated`)."""
+        return any_simulated(self.workers)
+
+    @property
+    def providers(self) -> tuple[str, ...]:
+        """The providers of its workers, each once, in pool order (the Conductor entry included)."""
+        return tuple(dict.fromkeys(w.provider for w in self.workers))
+
+    @property
+    def price_dates(self) -> dict[str, str | None]:
+        """worker id -> ISO date its price was checked: for prices given in the file, the file's
+        `prices_checked`; else the price table's date (None: undated, or no price known)."""
+        out: dict[str, str | None] = {}
+        for spec in self.workers:
+            if spec.prices is not None:
+                out[spec.id] = str(self.prices_checked) if self.prices_checked else None
+                continue
+            entry = lookup(spec.model) if spec.model else None
+            out[spec.id] = entry.checked if entry else None
+        return out
+
+    def offered(self, ids: Sequence[str] | None) -> PoolFile:
+        """The sub-pool of `ids`, in that order (None: this pool)."""
+        if ids is None:
+            return self
+        by_id = {s.id: s for s in self.workers}
+        missing = [i for i in ids if i not in by_id]
+        if missing:
+            raise PoolError(f"{self.name or 'pool'}: no worker {', '.join(missing)}")
+        return self.model_copy(update={"workers": [by_id[i] for i in ids]})
+
+    def reseeded(self, shift: int) -> PoolFile:
+        """This pool with each simulated worker's `seed` option shifted by `shift` (an evaluation's
+        repeat r uses shift 7919·r): a simulated worker's draws are a pure function of its seed, so
+        a repeat gets fresh luck on the same problems. Real workers vary on their own."""
+        if shift == 0 or not self.simulated:
+            return self
+        workers = [w.model_copy(update={"options": {**w.options, "seed": int(w.options.get("seed", 0)) + shift}})
+                   if w.provider == SIMULATED_PROVIDER else w for w in self.workers]
+        return self.model_copy(update={"workers": workers})
+
+
 def _first_error(exc: ValidationError) -> str:
     err = exc.errors()[0]
     where = ".".join(str(p) for p in err["loc"]) or "pool"
@@ -71,12 +131,6 @@ def read_pool_file(path: str | Path) -> PoolFile:
     except FileNotFoundError:
         raise PoolError(f"pool file {path} does not exist") from None
     return _parse_pool_file(path, path.resolve(), st.st_ino, st.st_size, st.st_mtime_ns).model_copy(deep=True)
-
-
-def pool_is_simulated(path: str | Path) -> bool:
-    """A run on this pool is labelled simulated when any of its workers is: its figures then
-    describe the simulation, not models."""
-    return any(w.provider == "simulated" for w in read_pool_file(path).workers)
 
 
 @functools.lru_cache(maxsize=64)
@@ -152,6 +206,10 @@ class Pool:
 
     def __getitem__(self, index: int) -> WorkerSpec:
         return self.specs[index]
+
+    @property
+    def simulated(self) -> bool:
+        return any_simulated(self.specs)
 
     @property
     def ids(self) -> list[str]:
