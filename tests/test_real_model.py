@@ -69,8 +69,9 @@ async def test_concurrent_calls_share_one_generate_and_count_real_tokens(real_mo
     solver._load()
     before = len(solver.batch_sizes)
     question = [Message(role="user", content=FRANCE)]
+    story = [Message(role="user", content="Write a long story about a dragon.")]
     results = await asyncio.gather(solver.complete(question), checker.complete(question),
-                                   solver.complete([Message(role="user", content="Name a primary colour.")]))
+                                   solver.complete(story, max_tokens=16))
     assert solver.batch_sizes[before:] == [3]  # both greedy workers' calls in one batched generate
     assert "Paris" in results[0].text
     tok = AutoTokenizer.from_pretrained(real_model_dir)
@@ -80,7 +81,9 @@ async def test_concurrent_calls_share_one_generate_and_count_real_tokens(real_mo
     first = results[0]
     assert first.usage.input_tokens == len(prompt)  # its own prompt, not the batch's padded width
     answer_ids = tok(first.text, add_special_tokens=False)["input_ids"]
+    # its row ended before the story's: padding after its <|im_end|> is not counted
     assert first.finish_reason == "stop" and first.usage.output_tokens == len(answer_ids) + 1  # + <|im_end|>
+    assert results[2].usage.output_tokens == 16 and results[2].finish_reason == "length"
     assert first.usage.latency_s > 0 and first.usage.cost_usd is not None and first.usage.cost_usd > 0
     # a row's own budget holds inside a batch with a longer one
     short = await asyncio.gather(solver.complete(question, max_tokens=3), solver.complete(question))
@@ -104,7 +107,7 @@ def _ask(*args: str) -> tuple[object, str]:
 def test_conductor_ask_answers_with_the_real_pool(real_model_dir: Path) -> None:
     trace, _ = _ask(FRANCE, "--pool", str(REAL_POOL))
     assert "Paris" in trace.answer
-    assert trace.pool == ["smol-solver", "smol-sampler", "smol-checker"]
+    assert trace.pool == ["smol-solver", "smol-checker", "smol-sampler"]
     [step] = trace.steps  # one model behind every worker: one call
     assert step.worker_id == "smol-solver" and step.call.usage.output_tokens > 0 and step.call.usage.latency_s > 0
 
