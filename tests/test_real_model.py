@@ -141,3 +141,13 @@ def test_serve_streams_the_real_models_answer(real_model_dir: Path) -> None:
     content = "".join(c.choices[0].delta.content for c in chunks if c.choices and c.choices[0].delta.content)
     assert "Paris" in content
     assert chunks[-1].model_extra["conductor"]["status"] == "answered"
+
+
+def test_runs_on_the_real_pool_are_labelled_real() -> None:
+    """What the warehouse's `runs.simulated` and the leaderboard's grouping read."""
+    from conductor.evaluation.methods import method_from_spec
+
+    for spec in ("single:smol-solver", "budget:smol-sampler", "template:verify", "template:fanout"):
+        method = method_from_spec(spec, REAL_POOL)
+        assert method.simulated is False and method.name.endswith("@local-real")
+    assert method_from_spec("template:verify", REPO_ROOT / "deployments" / "pools" / "local.yaml").simulated is True
