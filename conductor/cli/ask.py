@@ -7,27 +7,49 @@ from pathlib import Path
 
 import typer
 
-from conductor.cli.common import console, read_text_arg, user_errors
+from conductor.cli.common import console, err_console, read_text_arg, user_errors
 from conductor.cli.render import trace_view
-from conductor.config import load_settings
+from conductor.config import REPO_ROOT, load_settings
 from conductor.data.bank import sample_problems
 from conductor.data.schema import DOMAINS, Problem
 from conductor.executor import execute, plan_and_run
-from conductor.planners import template_workflow, worker_indices
+from conductor.planners import SHAPES, Shape, template_workflow, worker_indices
 from conductor.trace import Trace
 from conductor.types import Task
-from conductor.workers.pool import Pool, PoolError, read_pool_file
+from conductor.workers.pool import Pool, PoolError, pool_is_simulated, read_pool_file
 from conductor.workers.registry import BuildContext
 from conductor.workflow import ParseError, Workflow, parse
 
 
-def default_workflow(pool: Pool) -> Workflow:
-    """Three independent attempts and an aggregator when the pool has three workers or more;
-    else solve-and-verify; else one call."""
+# The real small model's pool (docs/real-model.md): where a free question goes when the default,
+# simulated pool does not know it.
+REAL_POOL_FILE = REPO_ROOT / "deployments" / "pools" / "local-real.yaml"
+
+
+def real_fallback(bank: list[Problem]) -> tuple[Path, Pool] | None:
+    """The real pool, when its weights are installed (the simulated pool can only answer the
+    problems it knows; a real model answers anything, if weakly)."""
+    if not REAL_POOL_FILE.is_file():
+        return None
+    try:
+        return REAL_POOL_FILE, Pool.load(REAL_POOL_FILE, BuildContext(problems=bank))
+    except PoolError as exc:
+        err_console.print(f"note: the real local model is not available ({exc})", highlight=False, soft_wrap=True)
+        return None
+
+
+def default_workflow(pool: Pool, shape: Shape | None = None) -> Workflow:
+    """`shape` over the pool's workers; by default three independent attempts and an aggregator
+    when the pool has three workers or more, else solve-and-verify, else one call. A pool whose
+    workers are all one model (the real small model's roles) answers in one call: its attempts
+    would share the model's mistakes, and a 135M model aggregating three answers wandered off the
+    task (docs/real-model.md)."""
     workers = worker_indices(pool.specs)
     if not workers:
         raise PoolError("the pool has no worker other than the Conductor")
-    shape = "fanout" if len(workers) >= 3 else "verify" if len(workers) == 2 else "single"
+    if shape is None:
+        one_model = len({(pool.specs[i].provider, pool.specs[i].model) for i in workers}) == 1
+        shape = "single" if one_model else "fanout" if len(workers) >= 3 else "verify" if len(workers) == 2 else "single"
     return template_workflow(shape, workers)
 
 
@@ -48,6 +70,9 @@ def ask(
     plan: str = typer.Option(
         None, "--plan", help="Workflow text to run (a file, or - for stdin) in the Conductor's format."
     ),
+    shape: str = typer.Option(
+        None, "--shape", help=f"Template workflow to run without --plan: {', '.join(SHAPES)} (default: fanout,"
+        " or one call when every worker is the same model)."),
     domain: str = typer.Option("freeform", help=f"Answer kind for a question not in the sample set: {', '.join(DOMAINS)}."),
     as_json: bool = typer.Option(False, "--json", help="Print the whole trace as JSON."),
     conductor: str = typer.Option(
@@ -60,9 +85,11 @@ def ask(
 ) -> None:
     """Run a workflow (yours, or a default one) over a pool and show each step and the answer.
 
-    Without --plan, the default is three independent attempts and an aggregator. Simulated
+    Without --plan, the default is three independent attempts and an aggregator (one call on a
+    pool of one model, such as the real one; --shape picks another). Simulated
     workers know the answers of the sample problems and of the generated bank the local profile
-    trains and evaluates on; other questions get a placeholder answer.
+    trains and evaluates on. Without --pool, any other question goes to the real small model's
+    pool (deployments/pools/local-real.yaml), which says so; with --pool, the pool you name answers.
     """
     settings = load_settings()
     if plan is not None and conductor is not None:
@@ -70,18 +97,28 @@ def ask(
     with user_errors(PoolError, ValueError):
         if domain not in DOMAINS:
             raise ValueError(f"--domain must be one of {', '.join(DOMAINS)}")
+        if shape is not None and shape not in SHAPES:
+            raise ValueError(f"--shape must be one of {', '.join(SHAPES)}")
         pool_path = pool_file or settings.pool_file
         bank = known_problems(pool_path)
         known = next((p for p in bank if question.strip() in (p.question.strip(), p.task_text.strip())), None)
         task = Task.of(known) if known else Task.adhoc(question, domain)  # type: ignore[arg-type]
-        pool = Pool.load(pool_path, BuildContext(problems=bank))
+        real = None
+        if known is None and pool_file is None and plan is None and pool_is_simulated(pool_path):
+            real = real_fallback(bank)
+        if real is not None:
+            pool_path, pool = real
+            err_console.print(f"note: not a question the simulated pool knows; answered by the real local model"
+                              f" (--pool {REAL_POOL_FILE.relative_to(REPO_ROOT)})", highlight=False, soft_wrap=True)
+        else:
+            pool = Pool.load(pool_path, BuildContext(problems=bank))
         if plan is not None:
             result = parse(read_text_arg(plan), pool.ids, max_steps=settings.execution.max_steps)
             if isinstance(result, ParseError):
                 raise ValueError(f"plan is not a valid workflow ({result})")
             workflow = result
         elif conductor is None:
-            workflow = default_workflow(pool)
+            workflow = default_workflow(pool, shape)  # type: ignore[arg-type]
         if conductor is not None:
             from conductor.models.resolve import resolve_conductor
             from conductor.planners import ModelPlanner

