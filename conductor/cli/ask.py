@@ -16,7 +16,7 @@ from conductor.executor import execute, plan_and_run
 from conductor.planners import SHAPES, Shape, template_workflow, worker_indices
 from conductor.trace import Trace
 from conductor.types import Task
-from conductor.workers.pool import Pool, PoolError, pool_is_simulated, read_pool_file
+from conductor.workers.pool import Pool, PoolError, read_pool_file
 from conductor.workers.registry import BuildContext
 from conductor.workflow import ParseError, Workflow, parse
 
@@ -104,7 +104,7 @@ def ask(
         known = next((p for p in bank if question.strip() in (p.question.strip(), p.task_text.strip())), None)
         task = Task.of(known) if known else Task.adhoc(question, domain)  # type: ignore[arg-type]
         real = None
-        if known is None and pool_file is None and plan is None and pool_is_simulated(pool_path):
+        if known is None and pool_file is None and plan is None and read_pool_file(pool_path).simulated:
             real = real_fallback(bank)
         if real is not None:
             pool_path, pool = real
