@@ -21,14 +21,15 @@ from registry.promotion import GateConfig
 
 _KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
-# The local profile's nightly training: the local profile's own SFT warm start (the part that
-# teaches the tiny model the format and the task type: ~2.4 CPU-minutes) and its GRPO batches,
-# for the night's few steps, with no held-out early stopping inside the night (the nightly's own
-# evaluation and gate judge the model). A smaller SFT (16 problems, 1 epoch) fit the time better
-# but wrote no parseable workflow at all: a nightly whose challenger cannot answer tests nothing.
+# The local profile's nightly training: a warm start of 4 draws per problem (400 SFT steps, the
+# cost the nightly's warm start had before the plan library; the profile's own is 8 draws, 800
+# steps, ~5.5 CPU-minutes) and the profile's GRPO batches for the night's few steps, with no
+# held-out early stopping inside the night (the nightly's own evaluation and gate judge the
+# model). A smaller SFT (16 problems, 1 epoch) fit the time better but wrote no parseable
+# workflow at all: a nightly whose challenger cannot answer tests nothing.
 # `conductor train --profile local` is the full-length run.
 LOCAL_NIGHTLY_TRAINING: dict[str, Any] = {
-    "eval_every": 0, "early_stopping_patience": 0, "validation_problems": 8,
+    "eval_every": 0, "early_stopping_patience": 0, "validation_problems": 8, "sft_copies": 4,
 }
 
 
