@@ -62,7 +62,7 @@ MUTANTS: list[Mutant] = [
            "accuracy=sum(bool(t.verdict and t.verdict.correct) for t in traces) / n,", "accuracy=0.0,",
            ("tests/test_training_grpo.py::test_sft_warm_start_writes_parseable_workflows",)),
     Mutant("local-worker-cannot-generate", "conductor/workers/local.py",
-           "        self._load()\n        tok, model = self._tokenizer, self._model\n",
+           "        self._engine.submit(call, self)\n",
            "        raise RuntimeError('mutant: cannot generate')\n",
            ("tests/test_serve_guards.py",)),
     Mutant("weak-rlimit-cpu", "conductor/sandbox_launch.py",
