@@ -72,6 +72,15 @@ def _wait_healthy(proc: subprocess.Popen[bytes], api_url: str, timeout: float, l
         time.sleep(0.2)
 
 
+def _send_buffered_run_logs() -> None:
+    """Hand the flow runs' buffered log lines to the server while it still answers: Prefect's log
+    worker otherwise sends them at interpreter exit, to a stopped server, and prints "Error
+    logging to API" as the last line a user sees."""
+    from prefect.logging.handlers import APILogHandler
+
+    APILogHandler().flush()
+
+
 @contextlib.contextmanager
 def tied_prefect_server() -> Iterator[TiedServer | None]:
     """For the block: a Prefect server tied to this process, and the flows pointed at it; None
@@ -103,6 +112,7 @@ def tied_prefect_server() -> Iterator[TiedServer | None]:
         with temporary_settings(updates={PREFECT_API_URL: api_url}):
             yield TiedServer(api_url=api_url, pid=proc.pid, log_path=log_path)
     finally:
+        _send_buffered_run_logs()
         signal_group(proc.pid, signal.SIGTERM)
         try:
             proc.wait(timeout=STOP_GRACE_S)

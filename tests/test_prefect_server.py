@@ -54,3 +54,31 @@ def test_the_temporary_server_dies_with_a_sigkilled_run_and_has_its_own_session(
         with contextlib.suppress(OSError):
             os.kill(server, signal.SIGKILL)
     assert not left
+
+
+FLOW_RUNNER = """\
+from prefect import flow, get_run_logger
+from flows.prefect_server import tied_prefect_server
+
+@flow
+def talk() -> None:
+    for i in range(50):
+        get_run_logger().info("line %d", i)
+
+with tied_prefect_server():
+    talk()
+"""
+
+
+def test_a_flow_run_in_the_tied_server_leaves_no_log_error_at_exit(tmp_path: Path) -> None:
+    """A flow's log lines reach the server before it stops: no "Error logging to API" when the
+    process exits (it was `make run`'s last line)."""
+    env = {k: v for k, v in os.environ.items() if k != "PREFECT_API_URL"}
+    env |= {"PREFECT_HOME": str(tmp_path / "prefect"), "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+            "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "180"}
+    (tmp_path / "prefect").mkdir()
+    done = subprocess.run([sys.executable, "-c", FLOW_RUNNER], env=env, cwd=REPO_ROOT, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "line 49" in done.stdout + done.stderr  # the flow ran and logged
+    assert "Error logging to API" not in done.stderr, done.stderr[-2000:]
