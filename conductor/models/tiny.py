@@ -34,9 +34,6 @@ _DEFAULT_CORPUS = [
 # Where a tiny tokenizer's pieces end: after each line break, except the one before the
 # workflow's first list.
 LINE_SPLIT = r"\n(?!model_id = \[)"
-# The last word of the Conductor's reasoning line, the list opener and the first worker: a piece
-# of its own, so that the tokenizer can learn it as one token per (kind of task, worker).
-DECISION_PIECE = r"[A-Za-z-]+\.\nmodel_id = \[[0-9]*(, )?"
 
 
 def _train_tokenizer(corpus: Iterable[str], vocab_size: int, *, across_words: bool = False,
@@ -47,15 +44,10 @@ def _train_tokenizer(corpus: Iterable[str], vocab_size: int, *, across_words: bo
     tok = Tokenizer(models.BPE())
     if across_words:
         # Merges may span words (not lines): a fixed sentence the corpus repeats (the system
-        # prompt, a pool description, an instruction template) becomes a few tokens.
-        # The Conductor's first decision gets tokens of its own: its reasoning line ("This is a
-        # coding task.") splits into the words that say the kind of task ("This is a coding ") and
-        # a piece from the last word through the first worker ("task.\nmodel_id = [1"), so the
-        # worker is chosen among tokens of one kind of task. With a digit shared by every kind,
-        # GRPO learnt one worker for all of them (docs/training.md, "Third round").
+        # prompt, a pool description) becomes a few tokens. The Conductor's own decisions are not
+        # left to merges: they are `whole` tokens (below), one per decision.
         tok.pre_tokenizer = pre_tokenizers.Sequence([
             pre_tokenizers.Split(Regex(LINE_SPLIT), behavior="merged_with_previous"),
-            pre_tokenizers.Split(Regex(DECISION_PIECE), behavior="isolated"),
             pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
         ])
     else:
