@@ -41,10 +41,11 @@ from conductor.training.problems import bank_splits
 from conductor.training.dataset import training_pool, build_rows, PoolSampling, row_messages
 from conductor.training.evaluate import generate_workflows, score_texts
 from conductor.training.strategies import stated_plan, plan_of
+from conductor.training.sft_data import task_line
 from conductor.workers.simulated.instructions import instruction_quality
 from conductor.workflow import parse
 from conductor.models.tiny import load_tokenizer
-from transformers import AutoModelForCausalLM
+from conductor.models.constrained import load_causal_lm
 import torch
 cfg = local_profile(a.out, seed=a.seed, sft_copies=a.copies, sft_epochs=a.epochs, sft_learning_rate=a.sft_lr,
                     max_steps=a.steps or 1, learning_rate=a.lr, max_completion_length=128,
@@ -64,7 +65,7 @@ rows = build_rows(test, pool, PoolSampling(), seed=0)
 prompts = [[m.model_dump() for m in row_messages(r, pool, examples=False)] for r in rows]
 
 def report(model_dir, label, sample=False, reps=1):
-    tok = load_tokenizer(model_dir); model = AutoModelForCausalLM.from_pretrained(model_dir)
+    tok = load_tokenizer(model_dir); model = load_causal_lm(model_dir)
     texts = []
     rr = []
     if sample:
@@ -81,8 +82,9 @@ def report(model_dir, label, sample=False, reps=1):
     per = collections.defaultdict(lambda: [0, 0, 0])  # stated plan -> n, parsed, matched
     shapes = collections.defaultdict(collections.Counter)
     workers = collections.defaultdict(collections.Counter)
-    q = []; ge3 = collections.Counter(); nd = collections.Counter()
+    q = []; ge3 = collections.Counter(); nd = collections.Counter(); kind_ok = 0
     for t, r in zip(texts, rr):
+        kind_ok += task_line(r.problem) in t
         sp = stated_plan(t); name = sp.name if sp else "none"
         wf = parse(t, len(pool.specs))
         ok = not hasattr(wf, "reason")
@@ -101,7 +103,7 @@ def report(model_dir, label, sample=False, reps=1):
         print(f"  plan {k:13s} n={n:4d} parse={p/n:.3f} match={m/max(p,1):.3f}")
     for d in sorted(shapes):
         print(f"  {d:9s} >=3 steps {ge3[d]/nd[d]:.2f}  shapes {dict(shapes[d].most_common(4))}  workers {dict(workers[d].most_common(3))}")
-    print(f"  mean instruction quality {sum(q)/max(1,len(q)):.3f}")
+    print(f"  mean instruction quality {sum(q)/max(1,len(q)):.3f}; kind of task stated rightly {kind_ok/len(texts):.3f}")
     if not sample:
         res = asyncio.run(score_texts(texts, rr, pool, examples=False))
         print(f"  ACCURACY {res.accuracy:.3f} format {res.format_rate:.3f} calls {res.calls_per_question:.2f} usd {res.usd_per_question:.4f}")

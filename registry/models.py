@@ -29,13 +29,12 @@ class ConductorModel(PythonModel):
     resolves the directory and plans with the library."""
 
     def load_context(self, context) -> None:  # noqa: ANN001
-        from transformers import AutoModelForCausalLM
-
+        from conductor.models.constrained import load_causal_lm
         from conductor.models.tiny import load_tokenizer
 
         path = context.artifacts[MODEL_ARTIFACT]
         self.tokenizer = load_tokenizer(path)
-        self.model = AutoModelForCausalLM.from_pretrained(path)
+        self.model = load_causal_lm(path)
 
     # Typed, as MLflow asks of a PythonModel (it warned at import without): it infers the input
     # schema from the hint and checks what a client sends against it.

@@ -7,8 +7,12 @@ the offline Conductor start from one of these (`AutoModelForCausalLM.from_pretra
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from conductor.models.automaton import DecisionAutomaton
 
 PAD, IM_START, IM_END = "<|endoftext|>", "<|im_start|>", "<|im_end|>"
 SPECIAL_TOKENS = [PAD, IM_START, IM_END]
@@ -106,13 +110,15 @@ def build_tiny_causal_lm(
     intermediate_size: int | None = None,
     tokens_across_words: bool = False,
     whole_tokens: Iterable[str] = (),
+    automaton: Callable[[Any], DecisionAutomaton] | None = None,
 ) -> Path:
     """Build, randomly initialise (seeded) and save a tiny Qwen2 model + tokenizer at `path`.
 
     Train the tokenizer on a `corpus` that covers the texts the model will see (prompts and
     outputs): with a corpus that misses them, sequences are several times longer and slower.
     `whole_tokens` are added to the vocabulary as single tokens (the Conductor's decisions,
-    `conductor.training.sft_data.decision_tokens`)."""
+    `conductor.training.sft_data.decision_tokens`). `automaton`, given the trained tokenizer,
+    returns the output grammar the model then samples through (`conductor.models.constrained`)."""
     import torch
     from transformers import GenerationConfig, Qwen2Config, Qwen2ForCausalLM
 
@@ -120,7 +126,15 @@ def build_tiny_causal_lm(
     path.mkdir(parents=True, exist_ok=True)
     tokenizer = _train_tokenizer(corpus or _DEFAULT_CORPUS, vocab_size, across_words=tokens_across_words,
                                  whole=whole_tokens)
-    config = Qwen2Config(
+    if automaton is not None:
+        from conductor.models.constrained import ConductorQwen2Config, ConductorQwen2ForCausalLM
+
+        config_class, model_class = ConductorQwen2Config, ConductorQwen2ForCausalLM
+        grammar = {"decision_automaton": automaton(tokenizer).to_config()}
+    else:
+        config_class, model_class, grammar = Qwen2Config, Qwen2ForCausalLM, {}
+    config = config_class(
+        **grammar,
         vocab_size=len(tokenizer),
         hidden_size=hidden_size,
         intermediate_size=intermediate_size or hidden_size * 2,
@@ -134,7 +148,7 @@ def build_tiny_causal_lm(
         bos_token_id=tokenizer.pad_token_id,
     )
     torch.manual_seed(seed)
-    model = Qwen2ForCausalLM(config)
+    model = model_class(config)
     model.generation_config = GenerationConfig(
         eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id, do_sample=False
     )

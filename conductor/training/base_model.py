@@ -8,7 +8,7 @@ from pathlib import Path
 
 from conductor.data.schema import Problem
 from conductor.models.tiny import build_tiny_causal_lm
-from conductor.training.sft_data import decision_tokens, tokenizer_corpus
+from conductor.training.sft_data import decision_automaton, decision_tokens, tokenizer_corpus
 from conductor.workers.pool import Pool
 
 # ~1.05M parameters (3,072 x 128 tied embeddings + 4 layers): about the size of the prototype
@@ -20,6 +20,11 @@ TINY_SHAPE = {"vocab_size": 3072, "hidden_size": 128, "num_hidden_layers": 4, "n
 def init_tiny_conductor(
     path: str | Path, problems: Sequence[Problem], pool: Pool, *, seed: int = 0, **shape: int
 ) -> Path:
-    """Build and save the untrained tiny model; its tokenizer covers `problems` and `pool`."""
-    return build_tiny_causal_lm(path, seed=seed, corpus=tokenizer_corpus(problems, pool, seed=seed), tokens_across_words=True,
-                                whole_tokens=decision_tokens(len(pool.specs)), **{**TINY_SHAPE, **shape})
+    """Build and save the untrained tiny model; its tokenizer covers `problems` and `pool`, and it
+    samples through the decision grammar (every workflow it writes parses)."""
+    n = len(pool.specs)
+    return build_tiny_causal_lm(
+        path, seed=seed, corpus=tokenizer_corpus(problems, pool, seed=seed), tokens_across_words=True,
+        whole_tokens=decision_tokens(n), **{**TINY_SHAPE, **shape},
+        automaton=lambda tok: decision_automaton(tok.get_vocab(), n, tok.eos_token_id),
+    )

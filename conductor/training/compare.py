@@ -111,9 +111,9 @@ def oracle_strategy(base: Baselines, strategy: str) -> EvalResult:
 
 
 def evaluate_model_dir(model_dir: str | Path, base: Baselines, *, max_new_tokens: int) -> EvalResult:
-    from transformers import AutoModelForCausalLM
+    from conductor.models.constrained import load_causal_lm
 
-    model = AutoModelForCausalLM.from_pretrained(model_dir)
+    model = load_causal_lm(model_dir)
     return evaluate_policy(model, load_tokenizer(model_dir), base.rows, base.pool, examples=False,
                            max_new_tokens=max_new_tokens)
 

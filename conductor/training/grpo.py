@@ -132,6 +132,8 @@ def train_grpo(
     the trainer's own log dicts to `on_log` when given (else transformers prints them)."""
     from trl import GRPOTrainer
 
+    from conductor.models.constrained import load_causal_lm
+
     t0 = time.perf_counter()
     apply_torch_threads(config)
     out = Path(config.output_dir)
@@ -154,7 +156,7 @@ def train_grpo(
         examples=config.few_shot_examples, max_new_tokens=config.max_completion_length or 256, best_dir=out / "best",
     )
     trainer = GRPOTrainer(
-        model=config.model_name_or_path, reward_funcs=[reward], args=config, train_dataset=dataset,
+        model=load_causal_lm(config.model_name_or_path), reward_funcs=[reward], args=config, train_dataset=dataset,
         processing_class=tokenizer, callbacks=[budget, stats_ckpt, log, held_out],
     )
     send_logs_to(trainer, on_log)

@@ -26,14 +26,14 @@ def warm_start(
     save model and tokenizer to `out_dir` and return it. Every `logging_steps` the trainer's
     figures (loss, learning rate, token accuracy) go to `on_log` when given, else are printed."""
     from datasets import Dataset
-    from transformers import AutoModelForCausalLM
+    from conductor.models.constrained import load_causal_lm
     from trl import SFTConfig, SFTTrainer
 
     from conductor.training.callbacks import send_logs_to
 
     out_dir = Path(out_dir)
     tokenizer = load_tokenizer(model_dir)
-    model = AutoModelForCausalLM.from_pretrained(model_dir)
+    model = load_causal_lm(model_dir)
     args = SFTConfig(
         output_dir=str(out_dir / "_sft_run"),
         num_train_epochs=epochs,

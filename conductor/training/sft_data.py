@@ -31,6 +31,7 @@ import random
 from collections.abc import Sequence
 
 from conductor.data.schema import Problem
+from conductor.models.automaton import DecisionAutomaton
 from conductor.prompts import SYSTEM, pool_section
 from conductor.training.dataset import PoolSampling, PromptRow, build_rows, row_messages
 from conductor.training.strategies import PLANS, Plan, all_phrases, draw_workflow
@@ -115,6 +116,49 @@ def decision_tokens(n_workers: int) -> list[str]:
     access = {json.dumps([a if a == "all" else list(a) for a in plan.access]) for plan in PLANS}
     tokens += [f"{ACCESS_OPEN}{a}" for a in sorted(access)]
     return list(dict.fromkeys(tokens))
+
+
+def decision_automaton(vocab: dict[str, int], n_workers: int, eos_id: int) -> DecisionAutomaton:
+    """The grammar of `decision_tokens` as an automaton over token ids (`vocab`: token -> id):
+    a plan; the words of a kind of task; that kind's first-worker token; one more worker per
+    further step of the plan; the subtasks' opener and one wording per step; the plan's own
+    access lists; the end. The choices (plan, kind, workers, wordings) are free; the step counts
+    agree and the access lists are the plan's, so the plan sentence is always true to the lists."""
+    def tid(token: str) -> int:
+        if token not in vocab:
+            raise ValueError(f"decision token {token!r} is not in the tokenizer (built without decision_tokens?)")
+        return vocab[token]
+
+    phrases = [json.dumps(p, ensure_ascii=False) for p in all_phrases()]
+    edges: list[tuple[int, int, int]] = []
+    states = iter(range(1, 1 << 30))
+    end = next(states)
+    for plan in PLANS:
+        after_plan = next(states)
+        edges.append((0, tid(f"{plan.sentence} "), after_plan))
+        first_worker = next(states)
+        for line in TASK_LINES.values():
+            words, last = line.rsplit(" ", 1)
+            after_kind = next(states)
+            edges.append((after_plan, tid(f"{words} "), after_kind))
+            edges += [(after_kind, tid(f"{last}\nmodel_id = [{w}"), first_worker) for w in range(n_workers)]
+        state = first_worker
+        for _ in range(plan.steps - 1):
+            nxt = next(states)
+            edges += [(state, tid(f", {w}"), nxt) for w in range(n_workers)]
+            state = nxt
+        nxt = next(states)
+        edges.append((state, tid(SUBTASKS_OPEN), nxt))
+        state = nxt
+        for step in range(plan.steps):
+            nxt = next(states)
+            edges += [(state, tid(q if step == 0 else f", {q}"), nxt) for q in phrases]
+            state = nxt
+        access = json.dumps([a if a == "all" else list(a) for a in plan.access])
+        done = next(states)
+        edges.append((state, tid(f"{ACCESS_OPEN}{access}"), done))
+        edges.append((done, eos_id, end))
+    return DecisionAutomaton.from_triples(0, edges)
 
 
 def tokenizer_corpus(problems: Sequence[Problem], pool: Pool, *, seed: int = 0, repeats: int = 50) -> list[str]:

@@ -119,8 +119,8 @@ class _Engine:
         if self.model is not None:
             return
         import torch
-        from transformers import AutoModelForCausalLM
 
+        from conductor.models.constrained import load_causal_lm
         from conductor.models.tiny import load_tokenizer
 
         dtype = "auto" if self.options.dtype == "auto" else getattr(torch, self.options.dtype)
@@ -133,7 +133,7 @@ class _Engine:
             tok.padding_side = "left"  # batched generation: every prompt ends where generation starts
             if tok.pad_token_id is None:
                 tok.pad_token = tok.eos_token
-            model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype)
+            model = load_causal_lm(path, dtype=dtype)
             self.tokenizer = tok
             self.model = model.to(self.options.device).eval()
 

@@ -1,0 +1,114 @@
+"""The tiny Conductor samples through its decision automaton: whatever its weights, every
+workflow it writes parses and states its plan truly (conductor/models/constrained.py)."""
+
+from __future__ import annotations
+
+import collections
+import random
+
+import pytest
+
+from conductor.models.automaton import DecisionAutomaton
+from conductor.training.config import local_profile
+from conductor.training.dataset import PoolSampling, build_rows, row_messages, training_pool
+from conductor.training.problems import bank_splits, take_per_domain
+from conductor.training.sft_data import completion_text, draw_example
+from conductor.training.strategies import PLANS, plan_of, stated_plan
+from conductor.workflow import parse
+
+
+@pytest.fixture(scope="module")
+def train():
+    return take_per_domain(bank_splits().train, 200)
+
+
+@pytest.fixture(scope="module")
+def untrained(tmp_path_factory, train):
+    """A freshly initialised tiny Conductor (random weights, no warm start) and its pool."""
+    from conductor.training.base_model import init_tiny_conductor
+
+    tmp = tmp_path_factory.mktemp("constrained")
+    pool = training_pool(local_profile(tmp).pool_file, train)
+    return init_tiny_conductor(tmp / "base", train, pool, seed=0), pool
+
+
+def _sample(model, tokenizer, prompts, n):  # noqa: ANN001, ANN202
+    import torch
+
+    tokenizer.padding_side = "left"
+    enc = tokenizer.apply_chat_template(prompts, add_generation_prompt=True, return_tensors="pt", padding=True,
+                                        return_dict=True)
+    torch.manual_seed(0)
+    with torch.no_grad():
+        out = model.generate(**enc, max_new_tokens=64, do_sample=True, temperature=1.0, num_return_sequences=n,
+                             pad_token_id=tokenizer.pad_token_id)
+    return tokenizer.batch_decode(out[:, enc["input_ids"].shape[1]:], skip_special_tokens=True)
+
+
+def test_an_untrained_conductor_writes_only_workflows_that_parse(untrained, train) -> None:
+    """Random weights, temperature 1: 256 samples, every one parses, states a plan that its
+    lists follow, and the plans vary (the automaton fixes syntax, not choices)."""
+    from conductor.models.constrained import load_causal_lm
+    from conductor.models.tiny import load_tokenizer
+
+    path, pool = untrained
+    model, tokenizer = load_causal_lm(path), load_tokenizer(path)
+    rows = build_rows(train[:32], pool, PoolSampling(), seed=0)
+    prompts = [[m.model_dump() for m in row_messages(r, pool, examples=False)] for r in rows]
+    texts = _sample(model, tokenizer, prompts, 8)
+    assert len(texts) == 256
+    plans = collections.Counter()
+    for text in texts:
+        workflow = parse(text, len(pool.specs))
+        assert not hasattr(workflow, "reason"), (text, workflow)
+        assert stated_plan(text) is plan_of(workflow) is not None, text
+        plans[plan_of(workflow).name] += 1
+    assert len(plans) == len(PLANS), plans
+
+
+def test_the_automaton_travels_with_the_saved_model(untrained, tmp_path) -> None:
+    """save_pretrained / from_pretrained keep the model type and its automaton (config.json)."""
+    from conductor.models.constrained import ConductorQwen2ForCausalLM, load_causal_lm
+
+    path, _ = untrained
+    model = load_causal_lm(path)
+    model.save_pretrained(tmp_path / "copy")
+    again = load_causal_lm(tmp_path / "copy")
+    assert isinstance(again, ConductorQwen2ForCausalLM)
+    assert again.config.decision_automaton == model.config.decision_automaton
+    assert DecisionAutomaton.from_config(again.config.decision_automaton).edges
+
+
+def test_every_warm_start_completion_is_accepted_and_nothing_else(untrained, train) -> None:
+    """The warm start's completions (every plan, worker and wording drawn) are sentences of the
+    automaton; a workflow whose lists disagree with its plan, or one cut short, is not."""
+    from conductor.models.constrained import load_causal_lm
+    from conductor.models.tiny import load_tokenizer
+
+    path, pool = untrained
+    tokenizer = load_tokenizer(path)
+    automaton = DecisionAutomaton.from_config(load_causal_lm(path).config.decision_automaton)
+    workers = range(len(pool.specs))
+    rng = random.Random(1)
+
+    def ids(text: str) -> list[int]:
+        return tokenizer(text, add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
+
+    for problem in train[:50]:
+        plan, workflow = draw_example(problem, workers, rng)
+        assert automaton.accepts(ids(completion_text(problem, workflow, plan))), plan.name
+        cut = ids(completion_text(problem, workflow, plan))[:-2] + [tokenizer.eos_token_id]
+        assert not automaton.accepts(cut)
+    # Three attempts' sentence over a single attempt's lists.
+    problem = train[0]
+    single = next(p for p in PLANS if p.name == "single")
+    three = next(p for p in PLANS if p.name == "attempts_3")
+    _, one_step = draw_example(problem, workers, rng, plans=[single])
+    wrong = completion_text(problem, one_step, single).replace(single.sentence, three.sentence, 1)
+    assert stated_plan(wrong) is three
+    assert not automaton.accepts(ids(wrong))
+
+
+def test_an_automaton_refuses_a_token_that_leads_two_ways() -> None:
+    with pytest.raises(ValueError, match="leads to both"):
+        DecisionAutomaton.from_triples(0, [(0, 5, 1), (0, 5, 2)])
