@@ -13,6 +13,11 @@
 2. A GRPO step's time split (generation, reward, the rest of the step: log-probs, loss,
    backward, optimizer), wall and CPU seconds per step, over a few real GRPO steps of the local
    profile's tiny model (warm-started here unless --model is given).
+3. The step's arithmetic: the FLOPs of one step's generation and of its forward + backward
+   (counted by torch's FlopCounterMode on a batch like GRPO's: the profile's prompts, completions
+   the trained model samples), and this core's matmul rate at the model's shapes, measured in the
+   same run with the same thread count: the time the arithmetic alone needs, next to the step's
+   measured CPU time.
 
     python benchmarks/training_speed.py [--model DIR] [--steps 5] [--reward-only] [--write docs/benchmarks.md]
 """
@@ -228,6 +233,63 @@ SCENARIOS = (
 )
 
 
+def matmul_rate(rows: int, hidden: int, vocab: int, threads: int, seconds: float = 2.0) -> float:
+    """FLOP/s of this core at the model's two kinds of products (activations x hidden^2, and the
+    head: activations x vocabulary), fp32, `threads` torch threads."""
+    import torch
+
+    torch.set_num_threads(threads)
+    x = torch.randn(rows, hidden)
+    square, head = torch.randn(hidden, hidden), torch.randn(hidden, vocab)
+    flops, t0 = 0.0, time.process_time()
+    while time.process_time() - t0 < seconds:
+        torch.mm(x, square)
+        torch.mm(x, head)
+        flops += 2.0 * rows * hidden * (hidden + vocab)
+    return flops / (time.process_time() - t0)
+
+
+def step_arithmetic(model_dir: Path, cfg, train) -> dict[str, float]:  # noqa: ANN001
+    """FLOPs of one GRPO step of `cfg`'s shape for the model at `model_dir`, counted by torch."""
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from conductor.models.constrained import load_causal_lm
+    from conductor.models.tiny import load_tokenizer
+    from conductor.training.dataset import PoolSampling, build_rows, row_messages
+
+    torch.set_num_threads(cfg.torch_threads or torch.get_num_threads())
+    model, tok = load_causal_lm(model_dir), load_tokenizer(model_dir)
+    tok.padding_side = "left"
+    pool = training_pool(cfg.pool_file, train)
+    questions = cfg.per_device_train_batch_size // cfg.num_generations
+    rows = build_rows(train[:questions], pool, PoolSampling(), seed=0)
+    prompts = [[m.model_dump() for m in row_messages(r, pool, examples=False)] for r in rows]
+    enc = tok.apply_chat_template(prompts, add_generation_prompt=True, return_tensors="pt", padding=True,
+                                  return_dict=True)
+    with FlopCounterMode(display=False) as generation, torch.no_grad():
+        out = model.generate(**enc, do_sample=True, temperature=1.0, num_return_sequences=cfg.num_generations,
+                             max_new_tokens=cfg.max_completion_length, pad_token_id=tok.pad_token_id)
+    with FlopCounterMode(display=False) as train_pass:
+        model(input_ids=out, labels=out).loss.backward()
+    return {"generation_flops": float(generation.get_total_flops()), "step_flops": float(train_pass.get_total_flops()),
+            "sequences": float(out.shape[0]), "tokens": float(out.shape[1]),
+            "prompt_tokens": float(enc["input_ids"].shape[1]), "hidden": float(model.config.hidden_size),
+            "vocab": float(model.config.vocab_size)}
+
+
+def arithmetic_line(a: dict[str, float], rate: float, split: dict[str, float], threads: int) -> str:
+    gen_s, step_s = a["generation_flops"] / rate, a["step_flops"] / rate
+    return (f"The step's arithmetic ({int(a['sequences'])} sequences of {int(a['tokens'])} tokens, "
+            f"{int(a['prompt_tokens'])} of them the prompt, counted by torch's FlopCounterMode): generation "
+            f"{a['generation_flops'] / 1e9:.1f} GFLOP, forward + backward {a['step_flops'] / 1e9:.1f} GFLOP. This "
+            f"core's fp32 matmul rate at the model's shapes, measured in this run with {threads} torch thread(s): "
+            f"{rate / 1e9:.1f} GFLOP/s, so the arithmetic alone needs {gen_s:.2f} s (generation) and {step_s:.2f} s "
+            f"(forward + backward). Measured CPU per step: generation {split['cpu_generation_s']:.2f} s "
+            f"({split['cpu_generation_s'] / gen_s:.1f}x its arithmetic), backward and the rest "
+            f"{split['cpu_backward_s']:.2f} s ({split['cpu_backward_s'] / step_s:.1f}x).")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", type=Path, default=None, help="Warm-started model dir (default: warm-start one here).")
@@ -235,11 +297,13 @@ def main() -> None:
     ap.add_argument("--write", type=Path, default=None, help="Write the figures into this markdown file's section.")
     ap.add_argument("--reward-only", action="store_true",
                     help="Only the reward-time scenarios (prints them; writes nothing).")
+    ap.add_argument("--step-only", action="store_true",
+                    help="Only the GRPO step's time split and its arithmetic (prints them; writes nothing).")
     ns = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         tmp_path = Path(tmp)
         lines = []
-        for i, (conc, code, group, label, cold) in enumerate(SCENARIOS):
+        for i, (conc, code, group, label, cold) in enumerate(() if ns.step_only else SCENARIOS):
             r = reward_time(fixed_latency_pool_file(tmp_path, conc), code=code, group=group, cold=cold)
             lines.append(reward_line(r, label, show_first=i == 0))
             print(lines[-1], flush=True)
@@ -265,9 +329,15 @@ def main() -> None:
             f"whole step {s['wall_step_s']:.2f} / {s['cpu_step_s']:.2f} ({time.perf_counter() - t0:.0f} s for the run). "
             f"Load average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (wall is inflated by "
             "other jobs; CPU seconds are this process's).")
+        arithmetic = step_arithmetic(result.model_dir, cfg, train)
+        threads = cfg.torch_threads or os.cpu_count() or 1
+        rate = matmul_rate(int(arithmetic["sequences"] * arithmetic["tokens"]), int(arithmetic["hidden"]),
+                           int(arithmetic["vocab"]), threads)
+        lines.append(arithmetic_line(arithmetic, rate, s, threads))
+        print(lines[-2])
     body = "\n\n".join(lines)
     print(lines[-1])
-    if ns.write:
+    if ns.write and not ns.step_only:
         write_section(ns.write, "training-speed", "GRPO step time and reward concurrency (benchmarks/training_speed.py, "
                       "simulated pool)", body)
 
