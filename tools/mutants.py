@@ -163,6 +163,14 @@ MUTANTS: list[Mutant] = [
     Mutant("mcnemar-two-sided", "registry/promotion.py",
            "for k in range(wins, n + 1)) / 2**n", "for k in range(wins, n + 1)) / 2**(n - 1)",
            ("tests/test_promotion.py::test_mcnemar_p",)),
+    # --- issue 25's house: one path for each fact ------------------------------------------------
+    # server/app.py: every endpoint that runs a question goes through one handler (`runs`)
+    Mutant("serve-question-unauthenticated", "server/app.py",
+           "key_id = authenticate(request)", 'key_id = "anonymous"',
+           ("tests/test_serve.py::test_a_request_without_a_valid_key_is_401",)),
+    Mutant("serve-question-not-admitted", "server/app.py",
+           "            admit(key_id)\n", "            pass\n",
+           ("tests/test_serve_guards.py::test_over_the_rate_is_429_with_retry_after",)),
 ]
 
 
