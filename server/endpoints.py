@@ -18,12 +18,14 @@ from server.progress import Event
 from server.schemas import ChatRequest, QuestionRequest, ResponsesRequest, chat_question, responses_question
 from server.streams import stream_chat, stream_response
 
-
 R = TypeVar("R", bound=QuestionRequest)  # a pydantic model with these fields
 
 
 @dataclass(frozen=True)
 class Endpoint(Generic[R]):
+    """One question-running endpoint: its body's model, the question read from a parsed body,
+    and its answer as a stream or as one object."""
+
     request: type[R]
     question: Callable[[R], str]
     # the SSE stream of a run started with a progress queue; `Resolved` says who answers
