@@ -11,6 +11,7 @@ from prefect.cache_policies import NO_CACHE
 
 from conductor.data.schema import Problem
 from conductor.methods import Method
+from conductor.executor import RunOptions
 from conductor.solve import solve_many
 from conductor.trace import Trace
 from conductor.types import Task
@@ -88,8 +89,8 @@ async def _solve_all(problems: list[Problem], method: Method, run_id: str, seed:
                      sink: TraceBatches) -> list[Trace]:
     async with method.open_pool(BuildContext(problems=problems)) as pool:
         try:
-            return await solve_many([Task.of(p) for p in problems], pool, method.planner, config=method.execution,
-                                    run_id=run_id, seed=seed, on_done=sink.add)
+            return await solve_many([Task.of(p) for p in problems], pool, method.planner,
+                                    RunOptions(config=method.execution, run_id=run_id), seed=seed, on_done=sink.add)
         finally:
             sink.finish()  # what finished before a failure or a Ctrl-C is kept
 

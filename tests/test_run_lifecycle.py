@@ -117,8 +117,8 @@ def test_a_run_that_stops_is_marked_with_why_and_keeps_finished_traces(prefect_h
 
     real = conductor.solve.solve_many
 
-    async def stop_after_some(tasks_, pool, planner, **kw):
-        await real(tasks_[:3], pool, planner, **kw)  # three questions finish (and are handed on)...
+    async def stop_after_some(tasks_, pool, planner, options=None, **kw):
+        await real(tasks_[:3], pool, planner, options, **kw)  # three questions finish (and are handed on)...
         raise raised  # ...then the run stops
 
     monkeypatch.setattr(tasks.solve, "solve_many", stop_after_some)

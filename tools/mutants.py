@@ -163,6 +163,33 @@ MUTANTS: list[Mutant] = [
     Mutant("mcnemar-two-sided", "registry/promotion.py",
            "for k in range(wins, n + 1)) / 2**n", "for k in range(wins, n + 1)) / 2**(n - 1)",
            ("tests/test_promotion.py::test_mcnemar_p",)),
+    # --- issue 25's house: one path for each fact ------------------------------------------------
+    # server/app.py: every endpoint that runs a question goes through one handler (`runs`)
+    Mutant("serve-question-unauthenticated", "server/app.py",
+           "key_id = authenticate(request)", 'key_id = "anonymous"',
+           ("tests/test_serve.py::test_a_request_without_a_valid_key_is_401",)),
+    Mutant("serve-question-not-admitted", "server/app.py",
+           "            admit(key_id)\n", "            pass\n",
+           ("tests/test_serve_guards.py::test_over_the_rate_is_429_with_retry_after",)),
+    # conductor/executor.py: one RunOptions value, handed down to every round of a question
+    Mutant("recursion-round-default-options", "conductor/executor.py",
+           "self.task, self.pool, self.planner, self.options, messages=messages,",
+           "self.task, self.pool, self.planner, RunOptions(), messages=messages,",
+           ("tests/test_executor.py::test_recursion_replans_and_the_child_answer_is_the_step_output",
+            "tests/test_executor.py::test_recursion_depth_is_limited")),
+    Mutant("options-examples-ignored", "conductor/executor.py",
+           "examples = options.examples", "examples = True",
+           ("tests/test_prompt_format.py",)),
+    Mutant("solve-many-drops-the-run-id", "conductor/solve.py",
+           "plan_and_run(task, pool, planner, options.seeded(", "plan_and_run(task, pool, planner, RunOptions().seeded(",
+           ("tests/test_data_path.py::test_fifty_questions_with_one_crashing_call_store_fifty_traces",)),
+    # conductor/types.py: a Task is its Problem (one definition of id, source, domain, text)
+    Mutant("task-asked-without-its-options", "conductor/types.py",
+           "return self.problem.task_text", "return self.problem.question",
+           ("tests/test_task_text.py::test_workers_and_conductor_see_the_options",)),
+    Mutant("adhoc-question-graded", "conductor/types.py",
+           "return self.problem if self.graded else None", "return self.problem",
+           ("tests/test_data_path.py::test_only_a_question_with_a_reference_is_graded",)),
 ]
 
 
