@@ -195,6 +195,8 @@ def _check_keys(pool_file: Path) -> None:
 
 
 def print_nightly(summary) -> None:  # noqa: ANN001 - flows.nightly.NightlySummary
+    from flows.nightly import dollars
+
     night, report, decision, costs = summary.night, summary.report, summary.decision, summary.costs
     simulated = summary.evaluated.simulated
     sim = " (simulated pool: these figures describe the simulation, not real models)" if simulated else ""
@@ -208,8 +210,8 @@ def print_nightly(summary) -> None:  # noqa: ANN001 - flows.nightly.NightlySumma
     print_table(console, pa.Table.from_pylist([
         {"method": k, "accuracy": round(v, 4), "usd_per_question": round(scores.usd_per_question[k], 6),
          "questions": scores.questions} for k, v in scores.accuracy.items()]))
-    console.print(f"spent: ${costs.usd_training + costs.usd_evaluation:.4f} (training ${costs.usd_training:.4f},"
-                  f" evaluation ${costs.usd_evaluation:.4f}){' - simulated prices' if simulated else ''}",
+    console.print(f"spent: {dollars(costs.usd_spent)} (training {dollars(costs.usd_training)},"
+                  f" evaluation {dollars(costs.usd_evaluation)}){' - simulated prices' if simulated else ''}",
                   soft_wrap=True)
     api = os.environ.get("PREFECT_API_URL", "")
     ui = (api.removesuffix("/api") if api else "http://127.0.0.1:4200") + f"/runs/flow-run/{night.flow_run_id}"

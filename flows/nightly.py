@@ -60,11 +60,36 @@ class Trained(Registered):
 
 
 class Costs(BaseModel):
-    """The cost stage's result: $ by method and benchmark, and the totals."""
+    """The cost stage's result: $ by method and benchmark, and the totals. A figure is None
+    (unknown) when some call in it has no known price; it is never counted as $0."""
 
     rows: list[dict[str, Any]]
-    usd_evaluation: float
-    usd_training: float
+    usd_evaluation: float | None
+    usd_training: float | None
+
+    @property
+    def usd_spent(self) -> float | None:
+        """Training and evaluation together (unknown when either is)."""
+        if self.usd_training is None or self.usd_evaluation is None:
+            return None
+        return self.usd_training + self.usd_evaluation
+
+
+def dollars(usd: float | None) -> str:
+    """`$0.0123`, or `unknown` for a figure with a call of unknown price."""
+    return "unknown" if usd is None else f"${usd:.4f}"
+
+
+COST_COLUMNS = ("method", "benchmark", "questions", "correct", "cost_usd", "usd_per_question", "usd_per_correct")
+
+
+def cost_row(row: dict[str, Any]) -> dict[str, Any]:
+    """A row of the cost table from a `costs_by_benchmark` row. Its $ figures are None (unknown)
+    when some call's price is unknown (`cost_known` false): their sums count only the known ones."""
+    out = {k: row[k] for k in COST_COLUMNS if k in row}
+    if row.get("cost_known") is False:
+        out |= dict.fromkeys(("cost_usd", "usd_per_question", "usd_per_correct"), None)
+    return out
 
 
 class Stages(BaseModel):
@@ -165,13 +190,12 @@ def nightly_costs_flow(evaluation_id: str, training_run_id: str = "", db_path: s
     training run (its MLflow run id) spent on worker calls."""
     fill_costs(evaluation_id, db_path)
     figures = evaluation_figures(evaluation_id, db_path)
-    rows = [{k: r[k] for k in ("method", "benchmark", "questions", "correct", "cost_usd", "usd_per_question",
-                               "usd_per_correct") if k in r} for r in figures["by_benchmark"]]
+    rows = [cost_row(r) for r in figures["by_benchmark"]]
     usd_eval = spend([evaluation_id], db_path)
     usd_train = spend([training_run_id], db_path) if training_run_id else 0.0
     rows.append({"method": "training (GRPO rollouts)", "benchmark": "generated bank", "questions": None,
                  "correct": None, "cost_usd": usd_train, "usd_per_question": None, "usd_per_correct": None})
-    print(f"costs: evaluation ${usd_eval:.4f}, training ${usd_train:.4f}")
+    print(f"costs: evaluation {dollars(usd_eval)}, training {dollars(usd_train)}")
     return Costs(rows=rows, usd_evaluation=usd_eval, usd_training=usd_train)
 
 
@@ -226,7 +250,7 @@ def nightly_flow(config: NightConfig | None = None) -> NightlySummary:
     record_run(nightly_run(run_id, "finished", params | {
         "challenger_version": summary.trained.version, "evaluation_id": summary.evaluated.evaluation_id,
         "promotion_id": summary.decision.promotion_id,
-        "usd_spent": summary.costs.usd_training + summary.costs.usd_evaluation,
+        "usd_spent": summary.costs.usd_spent,  # null (unknown) in v_nightly when a price was unknown
         "promoted": summary.decision.promoted}, summary.evaluated.simulated, started), db_path)
     return summary
 

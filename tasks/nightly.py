@@ -61,7 +61,7 @@ def question_outcomes(evaluation_id: str, db_path: str | None = None) -> dict[st
 
 
 @task(name="spend", cache_policy=NO_CACHE, retries=2, retry_delay_seconds=[1, 5])
-def spend(run_ids: list[str], db_path: str | None = None) -> float:
+def spend(run_ids: list[str], db_path: str | None = None) -> float | None:
     with TraceStore(warehouse_file(db_path), read_only=True) as store:
         return wh.spend(store, run_ids)
 

@@ -22,12 +22,14 @@ def question_outcomes(store: TraceStore, evaluation_id: str) -> dict[str, dict[s
     return out
 
 
-def spend(store: TraceStore, run_ids: list[str]) -> float:
+def spend(store: TraceStore, run_ids: list[str]) -> float | None:
     """$ of the stored calls of these runs: run ids, evaluation ids (all their runs) or MLflow run
-    ids (the warehouse run that recorded that training)."""
-    value = store.query(
-        "SELECT coalesce(sum(c.cost_usd), 0) AS usd FROM calls c LEFT JOIN runs r ON r.run_id = c.run_id"
+    ids (the warehouse run that recorded that training). None (unknown) when any of those calls
+    has no known price: a sum that counts it as $0 is not what was spent. No calls: $0."""
+    row = store.query(
+        "SELECT sum(c.cost_usd) AS usd, count_if(c.cost_usd IS NULL) AS unpriced"
+        " FROM calls c LEFT JOIN runs r ON r.run_id = c.run_id"
         " WHERE list_contains(?, c.run_id) OR list_contains(?, r.mlflow_run_id)"
         " OR list_contains(?, json_extract_string(r.params, '$.evaluation_id'))",
-        [run_ids, run_ids, run_ids]).column(0)[0].as_py()
-    return float(value or 0.0)
+        [run_ids, run_ids, run_ids]).to_pylist()[0]
+    return None if row["unpriced"] else float(row["usd"] or 0.0)
