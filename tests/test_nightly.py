@@ -287,7 +287,7 @@ def test_every_table_and_view_the_docs_name_has_rows_after_a_night(night) -> Non
             "SELECT d.dataset_id, d.split, d.n_problems, count(m.problem_id) AS members"
             " FROM runs r JOIN datasets d ON d.dataset_id = json_extract_string(r.params, '$.dataset_id')"
             " JOIN dataset_problems m USING (dataset_id) WHERE r.run_id = ?"
-            " GROUP BY ALL", [night["first"].evaluation_id]).to_pylist()
+            " GROUP BY ALL", [night["first"].evaluated.evaluation_id]).to_pylist()
     assert sorted(documented - present) == []  # docs name nothing the schema lacks
     assert sorted(present - documented) == []  # and the schema has nothing the docs leave out
     assert [name for name, n in counts.items() if n == 0] == []
