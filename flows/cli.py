@@ -208,7 +208,8 @@ def print_nightly(summary) -> None:  # noqa: ANN001 - flows.nightly.NightlySumma
                   f"{decision.reason}", soft_wrap=True, markup=False)
     scores = report.scores
     print_table(console, pa.Table.from_pylist([
-        {"method": k, "accuracy": round(v, 4), "usd_per_question": round(scores.usd_per_question[k], 6),
+        {"method": k, "accuracy": round(v, 4),  # an unknown $ is shown NULL
+         "usd_per_question": None if (usd := scores.usd_per_question[k]) is None else round(usd, 6),
          "questions": scores.questions} for k, v in scores.accuracy.items()]))
     console.print(f"spent: {dollars(costs.usd_spent)} (training {dollars(costs.usd_training)},"
                   f" evaluation {dollars(costs.usd_evaluation)}){' - simulated prices' if simulated else ''}",

@@ -39,7 +39,7 @@ from flows.curation import curation_flow
 from flows.evaluation import EvalResult, evaluation_flow
 from flows.nightly_config import Night, NightConfig
 from flows.training import TrainingRequest, training_flow
-from registry.promotion import Decision
+from registry.promotion import Decision, Outcomes
 from tasks.curate import cache_dirs
 from tasks.evaluation import evaluation_figures, fill_costs
 from tasks.nightly import (Artifacts, GateInputs, Tables, current_champion, decide_once, heldout_problems,
@@ -114,7 +114,7 @@ class Scores(BaseModel):
     """Held-out accuracy and $ per question by method label ("challenger v2", "champion v1", ...)."""
 
     accuracy: dict[str, float]
-    usd_per_question: dict[str, float]
+    usd_per_question: dict[str, float | None]  # None: some question's $ is unknown
     questions: int
 
 
@@ -304,13 +304,12 @@ def _scores(night: Night, gate: GateInputs, evaluation_id: str) -> tuple[Scores,
     outcomes = question_outcomes(evaluation_id, night.config.db_path)
     accuracy, usd_q, rows = {}, {}, []
     for spec in _specs(night, gate):
-        side = outcomes.get(spec, {"correct": {}, "cost_usd": {}})
-        n = len(side["correct"])
+        side = Outcomes.model_validate(outcomes.get(spec, {"correct": {}, "cost_usd": {}}))
         label = _label(spec, gate)
-        accuracy[label] = sum(side["correct"].values()) / n if n else float("nan")
-        usd_q[label] = sum(side["cost_usd"].values()) / n if n else float("nan")
-        rows.append({"method": label, "questions": n, "accuracy": round(accuracy[label], 4),
-                     "usd_per_question": round(usd_q[label], 6)})
+        accuracy[label], usd_q[label] = side.accuracy, side.usd_per_question
+        usd = usd_q[label]
+        rows.append({"method": label, "questions": len(side.correct), "accuracy": round(accuracy[label], 4),
+                     "usd_per_question": None if usd is None else round(usd, 6)})
     questions = max((r["questions"] for r in rows), default=0)
     return Scores(accuracy=accuracy, usd_per_question=usd_q, questions=questions), rows
 

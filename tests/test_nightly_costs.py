@@ -57,6 +57,17 @@ def test_a_call_of_unknown_price_makes_the_spend_unknown_not_zero(warehouse: Pat
         assert wh.spend(store, ["no-such-run"]) == 0.0  # no calls: nothing was spent
 
 
+def test_the_gates_paired_outcomes_keep_an_unknown_cost_unknown(warehouse: Path) -> None:
+    from warehouse import nightly as wh
+    from warehouse.store import TraceStore
+
+    with TraceStore(warehouse, read_only=True) as store:
+        outcomes = wh.question_outcomes(store, "ev")
+    assert outcomes["priced"]["cost_usd"] == {"p0": pytest.approx(0.002), "p1": pytest.approx(0.002)}
+    assert outcomes["unpriced"]["cost_usd"] == {"p0": None, "p1": None}  # was 0.0 each
+    assert outcomes["unpriced"]["correct"] == {"p0": True, "p1": True}
+
+
 def test_the_costs_flow_and_the_nightly_row_say_unknown(warehouse: Path, prefect_harness: Path) -> None:
     from flows.nightly import Costs, nightly_costs_flow
     from tasks.nightly import nightly_run

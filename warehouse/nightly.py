@@ -10,15 +10,18 @@ from warehouse.store import TraceStore
 
 def question_outcomes(store: TraceStore, evaluation_id: str) -> dict[str, dict[str, dict[str, Any]]]:
     """spec -> {"correct": {problem_id: bool}, "cost_usd": {problem_id: $}} for the first repeat
-    of every method of the evaluation (finished runs only)."""
+    of every method of the evaluation (finished runs only). A question's $ is None (unknown) when
+    some call of it had no known price (`v_questions.cost_known`: its `cost_usd` then counts only
+    the known ones)."""
     rows = store.query(
-        "SELECT spec, problem_id, correct, cost_usd FROM v_question_outcomes"
-        " WHERE evaluation_id = ? AND repeat = 0 ORDER BY spec, problem_id", [evaluation_id]).to_pylist()
+        "SELECT o.spec, o.problem_id, o.correct, CASE WHEN q.cost_known THEN o.cost_usd END AS cost_usd"
+        " FROM v_question_outcomes o JOIN v_questions q ON q.run_id = o.run_id AND q.problem_id = o.problem_id"
+        " WHERE o.evaluation_id = ? AND o.repeat = 0 ORDER BY o.spec, o.problem_id", [evaluation_id]).to_pylist()
     out: dict[str, dict[str, dict[str, Any]]] = {}
     for row in rows:
         side = out.setdefault(row["spec"], {"correct": {}, "cost_usd": {}})
         side["correct"][row["problem_id"]] = bool(row["correct"])
-        side["cost_usd"][row["problem_id"]] = float(row["cost_usd"] or 0.0)
+        side["cost_usd"][row["problem_id"]] = None if row["cost_usd"] is None else float(row["cost_usd"])
     return out
 
 
