@@ -220,6 +220,10 @@ def _evaluation(db: Path, sides: dict[str, bool], n: int = 12) -> str:
                       for i, p in enumerate(problems)]
             store.write_traces([t.model_copy(update={"verdict": Verdict(correct=right, method="test")})
                                 for t in traces])
+        # Every call priced (the factory leaves some prices unknown): a $ unknown on either side
+        # keeps the challenger out whatever its answers (tests/test_promotion.py), and this test is
+        # about the answers.
+        store.con.execute("UPDATE calls SET cost_usd = 0.001 WHERE cost_usd IS NULL")
     return evaluation_id
 
 
