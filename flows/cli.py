@@ -195,31 +195,37 @@ def _check_keys(pool_file: Path) -> None:
 
 
 def print_nightly(summary) -> None:  # noqa: ANN001 - flows.nightly.NightlySummary
-    sim = " (simulated pool: these figures describe the simulation, not real models)" if summary.simulated else ""
-    console.print(f"\nNightly {summary.run_key} ({summary.profile}){sim}", soft_wrap=True)
-    after = f"v{summary.champion_version_after}" if summary.champion_version_after else "none"
-    console.print(f"model: conductor v{summary.challenger_version}, alias challenger"
-                  f"{' and champion' if summary.promoted else ''}; champion now {after}", soft_wrap=True)
-    console.print(f"gate vs {summary.compared_with}: {'PROMOTED' if summary.promoted else 'kept out'} - "
-                  f"{summary.reason}", soft_wrap=True, markup=False)
+    from flows.nightly import dollars
+
+    night, report, decision, costs = summary.night, summary.report, summary.decision, summary.costs
+    simulated = summary.evaluated.simulated
+    sim = " (simulated pool: these figures describe the simulation, not real models)" if simulated else ""
+    console.print(f"\nNightly {night.run_key} ({night.profile}){sim}", soft_wrap=True)
+    after = f"v{report.champion_version_after}" if report.champion_version_after else "none"
+    console.print(f"model: conductor v{summary.trained.version}, alias challenger"
+                  f"{' and champion' if decision.promoted else ''}; champion now {after}", soft_wrap=True)
+    console.print(f"gate vs {report.compared_with}: {'PROMOTED' if decision.promoted else 'kept out'} - "
+                  f"{decision.reason}", soft_wrap=True, markup=False)
+    scores = report.scores
     print_table(console, pa.Table.from_pylist([
-        {"method": k, "accuracy": round(v, 4), "usd_per_question": round(summary.usd_per_question[k], 6),
-         "questions": summary.questions} for k, v in summary.accuracy.items()]))
-    console.print(f"spent: ${summary.usd_training + summary.usd_evaluation:.4f} (training ${summary.usd_training:.4f},"
-                  f" evaluation ${summary.usd_evaluation:.4f}){' - simulated prices' if summary.simulated else ''}",
+        {"method": k, "accuracy": round(v, 4),  # an unknown $ is shown NULL
+         "usd_per_question": None if (usd := scores.usd_per_question[k]) is None else round(usd, 6),
+         "questions": scores.questions} for k, v in scores.accuracy.items()]))
+    console.print(f"spent: {dollars(costs.usd_spent)} (training {dollars(costs.usd_training)},"
+                  f" evaluation {dollars(costs.usd_evaluation)}){' - simulated prices' if simulated else ''}",
                   soft_wrap=True)
     api = os.environ.get("PREFECT_API_URL", "")
-    ui = (api.removesuffix("/api") if api else "http://127.0.0.1:4200") + f"/runs/flow-run/{summary.flow_run_id}"
+    ui = (api.removesuffix("/api") if api else "http://127.0.0.1:4200") + f"/runs/flow-run/{night.flow_run_id}"
     how = "" if api else " (after `make ui`: it serves this run's $PREFECT_HOME database)"
     console.print(
         "where to look:\n"
         f"  Prefect UI: {ui}{how}\n"
-        f"  MLflow UI:  {summary.links.get('model_version', '')}  (`mlflow ui --backend-store-uri "
-        f"{summary.links.get('store', '')}`)\n"
-        f"  results:    {summary.out_dir}/results.md\n"
+        f"  MLflow UI:  {report.links.get('model_version', '')}  (`mlflow ui --backend-store-uri "
+        f"{report.links.get('store', '')}`)\n"
+        f"  results:    {summary.evaluated.out_dir}/results.md\n"
         f"  SQL:        conductor sql \"SELECT * FROM v_nightly ORDER BY started_at DESC\"\n"
         f"              conductor sql \"SELECT spec, avg(correct::INT) AS accuracy, avg(cost_usd) AS usd "
-        f"FROM v_question_outcomes WHERE evaluation_id = '{summary.evaluation_id}' GROUP BY spec\"",
+        f"FROM v_question_outcomes WHERE evaluation_id = '{summary.evaluated.evaluation_id}' GROUP BY spec\"",
         soft_wrap=True, markup=False)
 
 
