@@ -13,8 +13,8 @@ import contextlib
 import dataclasses
 import os
 import socket
-from datetime import UTC, datetime
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -120,6 +120,7 @@ def _cancelled(futures: list[Any], runs: list[Run], unwritten: RuntimeError | No
 
 @contextlib.contextmanager
 def _stopped_when_left(cancellation: Cancellation) -> Iterator[None]:
+    """Stops the solves when the block is left by an exception."""
     try:
         yield
     except BaseException:
@@ -134,7 +135,7 @@ def evaluation_flow(cfg: EvalConfig, db_path: str | None = None, resolve_model: 
                     cancellation: Cancellation | None = None) -> EvalResult | State:
     """`cancellation`: the command's (its Ctrl-C handler stops the solves); by default one of the
     flow's own, which nothing stops."""
-    cancellation = cancellation or Cancellation()
+    cancellation = cancellation if cancellation is not None else Cancellation()
     settings = load_settings(profile=cfg.profile)
     home = settings.ensure_home()
     pool_file = cfg.pool_file or settings.pool_file

@@ -5,6 +5,10 @@ processes produce traces at once, set `CONDUCTOR_WAREHOUSE_STAGING` (or pass `st
 each task then stages an atomic Parquet batch there, and one `ingest_staged_traces` run (or
 `conductor warehouse ingest DIR`) writes them. Either way a retry cannot duplicate a trace:
 the store replaces a question's rows by its trace id.
+
+A solve hands its finished traces to a `TraceBatches`, which writes every batch itself, or
+submits it to a `TraceWriter` (a thread the evaluation flow owns, so that solving goes on while
+DuckDB writes).
 """
 
 from __future__ import annotations
