@@ -8,6 +8,7 @@ import os
 import signal
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import typer
@@ -17,6 +18,9 @@ from conductor.config import Settings
 from conductor.planners import DEFAULT_SHAPE, SHAPES
 from flows.model_cli import gate_option
 from warehouse.output import print_table
+
+if TYPE_CHECKING:  # the CLI imports Prefect (under tasks/) only for the commands that run a flow
+    from tasks.solve import Cancellation
 
 
 # What the terminal shows of v_run_summary (the run and method are said once, above the table).
@@ -56,10 +60,10 @@ def run(
     from flows.prefect_server import PrefectServerError, tied_prefect_server
 
     # The server dies with this process; a terminal's Ctrl-C reaches only us.
-    with user_errors(PrefectServerError), tied_prefect_server(), _ctrl_c_stops_solving():
+    with user_errors(PrefectServerError), tied_prefect_server(), ctrl_c_stops_solving() as cancellation:
         try:
             summary = run_flow(method=method, profile=profile, limit_per_source=limit,
-                               db_path=str(db) if db else None, seed=settings.seed)
+                               db_path=str(db) if db else None, seed=settings.seed, cancellation=cancellation)
         except (KeyboardInterrupt, asyncio.CancelledError):
             console.print("run cancelled: the questions it finished are recorded; the run is marked cancelled")
             raise typer.Exit(130) from None
@@ -77,26 +81,28 @@ def run(
 
 
 @contextlib.contextmanager
-def _ctrl_c_stops_solving() -> Iterator[None]:
-    """The first Ctrl-C cancels the solves in progress (they may run in other threads, where a
-    KeyboardInterrupt would never reach them) and starts no new one, so the flow writes what
-    finished, marks its runs cancelled and ends; a second Ctrl-C interrupts at once (a Prefect
-    API that is gone can keep a flow reporting its state for minutes: that is the way out; the
-    process no longer ends itself after a grace, which lost trace batches still being written)."""
-    from tasks.solve import allow_solving, stop_solving
+def ctrl_c_stops_solving() -> Iterator[Cancellation]:
+    """The command's cancellation, for its flow to hand to its solves: the first Ctrl-C cancels
+    the solves in progress (they may run in other threads, where a KeyboardInterrupt would never
+    reach them) and starts no new one, so the flow writes what finished, marks its runs
+    cancelled and ends; with no solve running it interrupts at once, as does a second Ctrl-C (a
+    Prefect API that is gone can keep a flow reporting its state for minutes: that is the way
+    out; the process no longer ends itself after a grace, which lost trace batches still being
+    written)."""
+    from tasks.solve import Cancellation
+
+    cancellation = Cancellation()
 
     def handler(signum: int, frame: object) -> None:
         signal.signal(signal.SIGINT, signal.default_int_handler)
-        if not stop_solving():
+        if not cancellation.stop():
             raise KeyboardInterrupt
 
-    allow_solving()
     previous = signal.signal(signal.SIGINT, handler)
     try:
-        yield
+        yield cancellation
     finally:
         signal.signal(signal.SIGINT, previous)
-        allow_solving()  # a later command in this process (a test, a notebook) solves again
 
 
 def _ensure_prefect_home() -> None:
@@ -174,7 +180,7 @@ def nightly(
     from flows.prefect_server import PrefectServerError, tied_prefect_server
 
     with user_errors(MethodSpecError, PoolError, ValueError, FileNotFoundError, PrefectServerError), \
-            tied_prefect_server(), _ctrl_c_stops_solving():
+            tied_prefect_server(), ctrl_c_stops_solving():
         try:
             summary = nightly_flow(config)
         except (KeyboardInterrupt, asyncio.CancelledError):

@@ -59,7 +59,7 @@ def eval_(
     from conductor.evaluation.methods import MethodSpecError, check_specs
     from conductor.models.resolve import resolve_conductor  # models:/ through registry/'s resolver
     from conductor.workers.pool import PoolError, read_pool_file
-    from flows.cli import _ctrl_c_stops_solving, _ensure_prefect_home
+    from flows.cli import _ensure_prefect_home, ctrl_c_stops_solving
 
     _ensure_prefect_home()  # before Prefect is imported: it reads its startup timeout once
     from flows.evaluation import evaluation_flow
@@ -93,9 +93,10 @@ def eval_(
 
     # The first Ctrl-C cancels the solves in progress: their finished questions are written, the
     # runs marked cancelled, the flow run ends Cancelled, and its message is all that is printed.
-    with user_errors(MethodSpecError, PoolError, ValueError), _ctrl_c_stops_solving():
+    with user_errors(MethodSpecError, PoolError, ValueError), ctrl_c_stops_solving() as cancellation:
         try:
-            result = evaluation_flow(cfg, db_path=str(db) if db else None, resolve_model=resolve_conductor)
+            result = evaluation_flow(cfg, db_path=str(db) if db else None, resolve_model=resolve_conductor,
+                                     cancellation=cancellation)
         except CancelledRun as exc:
             console.print(str(exc), markup=False)
             raise typer.Exit(130) from None

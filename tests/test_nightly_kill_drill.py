@@ -47,13 +47,13 @@ if kill_at == "training":
     tt.train_grpo = train_grpo
 elif kill_at == "evaluation":
     import tasks.evaluation as te
-    real_solve = te._solve
-    async def _solve(problems, method, run_id, seed, sink):
-        traces = await real_solve(problems, method, run_id, seed, sink)
+    real_solve = te.solve_all
+    async def solve_all(problems, method, run_id, seed, sink, cancellation=None):
+        traces = await real_solve(problems, method, run_id, seed, sink, cancellation)
         sink.flush()  # this benchmark's traces are in the warehouse
         block("evaluation")
         return traces
-    te._solve = _solve
+    te.solve_all = solve_all
 
 from flows.nightly import NightConfig, nightly_flow
 TINY = {"sft_problems": 8, "sft_copies": 1, "sft_epochs": 1.0, "per_device_train_batch_size": 2,
