@@ -54,6 +54,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.report import write_section  # noqa: E402
 from conductor.data.synthetic import generate_bank  # noqa: E402
 from conductor.evaluation.methods import method_from_spec  # noqa: E402
+from conductor.executor import RunOptions  # noqa: E402
 from conductor.solve import solve_many  # noqa: E402
 from conductor.types import Task  # noqa: E402
 from conductor.workers.registry import BuildContext  # noqa: E402
@@ -109,7 +110,8 @@ async def library_run(spec: str, pool_file: Path, problems: list, latency_scale:
     method = method_from_spec(spec, pool_file, problems=problems)
     async with method.open_pool(BuildContext(problems=problems, latency_scale=latency_scale)) as pool:
         t0, c0 = time.perf_counter(), time.process_time()
-        traces = await solve_many([Task.of(p) for p in problems], pool, method.planner, config=method.execution)
+        traces = await solve_many([Task.of(p) for p in problems], pool, method.planner,
+                                  RunOptions(config=method.execution))
         return time.perf_counter() - t0, time.process_time() - c0, traces
 
 

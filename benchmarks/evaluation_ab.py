@@ -28,6 +28,7 @@ assert Path(conductor.__file__).resolve().is_relative_to(Path(tree).resolve()), 
 from benchmarks.evaluation import fixed_pool, ideal_s
 from conductor.data.synthetic import generate_bank
 from conductor.evaluation.methods import method_from_spec
+from conductor.executor import RunOptions
 from conductor.solve import solve_many
 from conductor.types import Task
 from conductor.workers.registry import BuildContext
@@ -37,7 +38,7 @@ async def run():
     m = method_from_spec(spec, pool_file, problems=bank)
     async with m.open_pool(BuildContext(problems=bank)) as pool:
         t0, c0 = time.perf_counter(), time.process_time()
-        traces = await solve_many([Task.of(p) for p in bank], pool, m.planner, config=m.execution)
+        traces = await solve_many([Task.of(p) for p in bank], pool, m.planner, RunOptions(config=m.execution))
         return time.perf_counter() - t0, time.process_time() - c0, traces
 asyncio.run(run())  # untimed: the simulator's one-off answer checks
 out = []

@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.report import write_section  # noqa: E402
 from conductor.config import ExecutionConfig  # noqa: E402
 from conductor.data.schema import Problem  # noqa: E402
-from conductor.executor import execute  # noqa: E402
+from conductor.executor import RunOptions, execute  # noqa: E402
 from conductor.types import Task  # noqa: E402
 from conductor.types import WorkerSpec  # noqa: E402
 from conductor.workers.pool import Pool  # noqa: E402
@@ -49,7 +49,7 @@ def make_pool(latency_ms: float, problems: list[Problem]) -> Pool:
 
 async def timed(workflow: Workflow, problem: Problem, pool: Pool, cfg: ExecutionConfig) -> float:
     t = time.perf_counter()
-    trace = await execute(workflow, Task.of(problem), pool, config=cfg)
+    trace = await execute(workflow, Task.of(problem), pool, RunOptions(config=cfg))
     assert all(s.status == "ok" for s in trace.steps), trace.stop_reason
     return time.perf_counter() - t
 
@@ -81,7 +81,7 @@ async def main(args: argparse.Namespace) -> str:
     many_runs = []
     for _ in range(args.repeats):
         t = time.perf_counter()
-        await asyncio.gather(*(execute(fan, Task.of(p), pool, config=parallel) for p in problems))
+        await asyncio.gather(*(execute(fan, Task.of(p), pool, RunOptions(config=parallel)) for p in problems))
         many_runs.append(time.perf_counter() - t)
     many = best(many_runs)
     together = (

@@ -33,7 +33,8 @@ from benchmarks.report import write_section  # noqa: E402
 from conductor.data.bank import load_problems  # noqa: E402
 from conductor.data.schema import DOMAINS, Problem  # noqa: E402
 from conductor.config import ExecutionConfig  # noqa: E402
-from conductor.executor import execute  # noqa: E402
+from conductor.executor import RunOptions, execute  # noqa: E402
+from conductor.types import Task  # noqa: E402
 from conductor.workers.pool import Pool, read_pool_file  # noqa: E402
 from conductor.workers.registry import BuildContext  # noqa: E402
 from conductor.workers.simulated import (  # noqa: E402
@@ -93,7 +94,8 @@ class Runner:
 
     async def run(self, wf: Workflow, problem: Problem) -> tuple[bool, float]:
         # reflect and budget take 6 steps: the 5-step limit is on what the Conductor writes, not on baselines
-        trace = await execute(wf, problem, self.pool, config=ExecutionConfig(max_steps=max(len(wf), 5)))
+        options = RunOptions(config=ExecutionConfig(max_steps=max(len(wf), 5)))
+        trace = await execute(wf, Task.of(problem), self.pool, options)
         self.calls += len(wf)
         return grade(problem, trace.answer), trace.usage.cost_usd
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from conductor.config import ExecutionConfig
 from conductor.planners import Planner
@@ -24,6 +24,28 @@ from conductor.workers.calling import CallFailed, CallPolicy, call_worker
 from conductor.workers.pool import Pool
 from conductor.workers.pricing import prices_for
 from conductor.workflow import ParseError, Workflow, parse
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How a question is run: the one settings value `execute`, `run_plan`, `plan_and_run`,
+    `conductor.solve.solve` and `solve_many` take (passed once, handed down unchanged to the
+    recursion rounds of a question). The planner is not in it: `plan_and_run` and the solvers
+    need one, `execute` and `run_plan` only to answer recursion steps."""
+
+    # budgets, limits, timeouts and failure policy (a Method's execution settings)
+    config: ExecutionConfig = field(default_factory=ExecutionConfig)
+    # the run the traces belong to (the warehouse's `runs`); None: traces of no recorded run
+    run_id: str | None = None
+    # retry jitter and any other chance in a question's calls; None: a fresh unseeded Random.
+    # `solve_many` gives each question its own, from its `seed`.
+    rng: random.Random | None = None
+    # the Conductor prompt's worked examples, unless a trained planner declares its own
+    examples: bool = True
+
+    def seeded(self, seed: int) -> RunOptions:
+        """These options with their own Random: one question's, reproducible from `seed`."""
+        return replace(self, rng=random.Random(seed))
 
 
 @dataclass
@@ -92,13 +114,16 @@ class _Run:
         task: Task,
         pool: Pool,
         planner: Planner | None,
-        config: ExecutionConfig,
+        options: RunOptions,
         budget: Budget,
         trace: Trace,
-        rng: random.Random,
     ) -> None:
         self.workflow, self.task, self.pool, self.planner = workflow, task, pool, planner
-        self.config, self.budget, self.trace, self.rng = config, budget, trace, rng
+        self.budget, self.trace = budget, trace
+        self.rng = options.rng or random.Random()
+        # recursion rounds draw from the same Random as this one
+        self.options = replace(options, rng=self.rng)
+        self.config = config = options.config
         self.t0 = time.perf_counter()
         self.stopped: str | None = None
         self.records: list[StepRecord | None] = [None] * len(workflow)
@@ -199,8 +224,8 @@ class _Run:
             self.task.question, self.pool.specs, prior, max_steps=self.config.max_steps
         )
         child = await plan_and_run(
-            self.task, self.pool, self.planner, config=self.config, messages=messages, run_id=self.trace.run_id,
-            rng=self.rng, within=Round(self.budget, depth + 1, self.trace.trace_id),
+            self.task, self.pool, self.planner, self.options, messages=messages,
+            within=Round(self.budget, depth + 1, self.trace.trace_id),
         )
         record.child = child
         if child.parse_status != "ok":
@@ -221,28 +246,30 @@ async def execute(
     workflow: Workflow,
     task: Task,
     pool: Pool,
+    options: RunOptions | None = None,
     *,
     planner: Planner | None = None,
-    config: ExecutionConfig | None = None,
     budget: Budget | None = None,
     trace: Trace | None = None,
-    rng: random.Random | None = None,
 ) -> Trace:
     """Run every step of `workflow` (indices into `pool` as offered) and return the Trace.
+    `planner` answers recursion steps (none: a recursion step fails); `budget` and `trace` are
+    the round's, when `run_plan` has them.
 
     Never raises for a failed or crashing call: it is recorded on its step, and with
     `on_step_failure="stop"` later steps are skipped and `stop_reason` says why.
     """
-    config = config or ExecutionConfig()
+    options = options or RunOptions()
+    config = options.config
     budget = budget or Budget(max_usd=config.max_usd_per_question)
-    trace = trace or _new_trace(task, pool)
+    trace = trace or _new_trace(task, pool, run_id=options.run_id)
     trace.workflow = workflow
     t0 = time.perf_counter()
     if len(workflow) > config.max_steps:
         trace.parse_status, trace.stop_reason = "too_many_steps", f"{len(workflow)} steps > {config.max_steps}"
         total_usage(trace, 0.0)
         return trace
-    run = _Run(workflow, task, pool, planner, config, budget, trace, rng or random.Random())
+    run = _Run(workflow, task, pool, planner, options, budget, trace)
     tasks: list[asyncio.Task[StepRecord]] = []
     for step in workflow.steps:
         deps = [tasks[j] for j in step.reads] if config.parallel else tasks[-1:]
@@ -292,13 +319,11 @@ async def run_plan(
     text: str,
     task: Task,
     pool: Pool,
+    options: RunOptions | None = None,
     *,
     planner: Planner | None = None,
-    config: ExecutionConfig | None = None,
     messages: list[Message] | None = None,
     conductor_call: CallRecord | None = None,
-    run_id: str | None = None,
-    rng: random.Random | None = None,
     within: Round | None = None,
 ) -> Trace:
     """Parse a Conductor's output `text` and run its workflow over `pool`: what a GRPO reward
@@ -306,12 +331,13 @@ async def run_plan(
     answered and `conductor_call` the call that wrote it, kept for the record; `planner`
     answers recursion steps (none: a recursion step fails). An unparseable text is a Trace with
     `parse_status` set and no steps (reward 0), never an exception."""
-    config = config or ExecutionConfig()
+    options = options or RunOptions()
+    config = options.config
     within = (within or Round()).funded(config)
     t0 = time.perf_counter()
     trace = _new_trace(task, pool, conductor_prompt=messages or [], conductor_output=text,
                        conductor_call=conductor_call, depth=within.depth, parent_trace_id=within.parent_trace_id,
-                       run_id=run_id)
+                       run_id=options.run_id)
     result = parse(text, pool.ids, max_steps=config.max_steps, allow_empty=within.allow_empty)
     if watching():
         notify(_workflow_event(result, trace, pool))
@@ -320,8 +346,7 @@ async def run_plan(
     elif result.is_empty:
         trace.workflow = result
     else:
-        trace = await execute(result, task, pool, planner=planner, config=config, budget=within.budget, trace=trace,
-                              rng=rng)
+        trace = await execute(result, task, pool, options, planner=planner, budget=within.budget, trace=trace)
     total_usage(trace, time.perf_counter() - t0)
     return trace
 
@@ -339,19 +364,18 @@ async def plan_and_run(
     task: Task,
     pool: Pool,
     planner: Planner,
+    options: RunOptions | None = None,
     *,
-    config: ExecutionConfig | None = None,
     messages: list[Message] | None = None,
-    examples: bool = True,
-    run_id: str | None = None,
-    rng: random.Random | None = None,
     within: Round | None = None,
 ) -> Trace:
     """Ask `planner` for a workflow (the Conductor prompt over `pool`, unless `messages` are
     given), then `run_plan` it. The planner call has a timeout like every other call; a planner
     that fails, crashes or times out is a Trace with `parse_status="planner_error"`."""
-    config = config or ExecutionConfig()
+    options = options or RunOptions()
+    config = options.config
     within = (within or Round()).funded(config)
+    examples = options.examples
     declared = getattr(planner, "few_shot_examples", None)
     if declared is not None:  # a trained model is prompted as it was trained, whatever the caller's default
         examples = declared
@@ -366,7 +390,7 @@ async def plan_and_run(
         call.error = f"timed out after {config.planner_timeout_s:g}s" if isinstance(exc, TimeoutError) else _failure(exc)
         call.usage = Usage(cost_usd=0.0, latency_s=time.perf_counter() - t0)
         trace = _new_trace(task, pool, conductor_prompt=messages, conductor_call=call, depth=within.depth,
-                           parent_trace_id=within.parent_trace_id, run_id=run_id)
+                           parent_trace_id=within.parent_trace_id, run_id=options.run_id)
         trace.parse_status, trace.parse_error = "planner_error", call.error
         total_usage(trace, time.perf_counter() - t0)
         return trace
@@ -375,7 +399,7 @@ async def plan_and_run(
         call.usage.latency_s = time.perf_counter() - t0
     assert within.budget is not None
     within.budget.charge(call.usage.cost_usd, "the Conductor")
-    trace = await run_plan(completion.text, task, pool, planner=planner, config=config, messages=messages,
-                           conductor_call=call, run_id=run_id, rng=rng, within=within)
+    trace = await run_plan(completion.text, task, pool, options, planner=planner, messages=messages,
+                           conductor_call=call, within=within)
     trace.wall_s = time.perf_counter() - t0
     return trace

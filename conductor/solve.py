@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import random
 from collections.abc import Awaitable, Callable, Sequence
 
 from pydantic import BaseModel
 
-from conductor.config import ExecutionConfig
 from conductor.data.schema import Problem
-from conductor.executor import plan_and_run
+from conductor.executor import RunOptions, plan_and_run
 from conductor.planners import Planner
 from conductor.reward import reward_of
 from conductor.trace import Trace
@@ -26,9 +24,9 @@ Verifier = Callable[[Problem, str | None], Verdict | Awaitable[Verdict]]
 async def score(trace: Trace, task: Task, verifier: Verifier | None = averify) -> Trace:
     """Set the verdict (when a workflow ran and the task has a Problem to grade against) and
     the reward. A verifier that crashes gives a recorded wrong verdict, never an exception."""
-    if trace.workflow is not None and task.problem is not None and verifier is not None:
+    if trace.workflow is not None and task.reference is not None and verifier is not None:
         try:
-            verdict = verifier(task.problem, trace.answer)
+            verdict = verifier(task.reference, trace.answer)
             trace.verdict = await verdict if inspect.isawaitable(verdict) else verdict
         except Exception as exc:  # noqa: BLE001 - one question's failure, recorded on it
             trace.verdict = Verdict(correct=False, reason=f"verifier failed: {type(exc).__name__}: {exc}",
@@ -41,14 +39,12 @@ async def solve(
     task: Task,
     pool: Pool,
     planner: Planner,
+    options: RunOptions | None = None,
     *,
-    config: ExecutionConfig | None = None,
     verifier: Verifier | None = averify,
-    examples: bool = True,
-    run_id: str | None = None,
-    rng: random.Random | None = None,
 ) -> Trace:
-    trace = await plan_and_run(task, pool, planner, config=config, examples=examples, run_id=run_id, rng=rng)
+    """One question: `plan_and_run`, then `score`."""
+    trace = await plan_and_run(task, pool, planner, options)
     return await score(trace, task, verifier)
 
 
@@ -63,27 +59,27 @@ async def solve_many(
     tasks: Sequence[Task],
     pool: Pool,
     planner: Planner,
+    options: RunOptions | None = None,
     *,
-    config: ExecutionConfig | None = None,
     verifier: Verifier | None = averify,
-    run_id: str | None = None,
     on_done: Callable[[Trace], None] | None = None,
     seed: int = 0,
 ) -> list[Trace]:
-    """Solve many tasks concurrently (at most `config.questions_in_flight` at once, counting a
-    question's calls, not its grading; each worker's own limit still applies). Traces come back
-    in the order of `tasks`, one per task: a failure is recorded on its question and never ends
-    the run."""
-    config = config or ExecutionConfig()
-    gate = asyncio.Semaphore(config.questions_in_flight)
+    """Solve many tasks concurrently (at most `options.config.questions_in_flight` at once,
+    counting a question's calls, not its grading; each worker's own limit still applies). Traces
+    come back in the order of `tasks`, one per task: a failure is recorded on its question and
+    never ends the run. Question `i` draws from its own Random, seeded from `seed` and `i`
+    (`options.rng` is not shared between questions)."""
+    options = options or RunOptions()
+    run_id = options.run_id
+    gate = asyncio.Semaphore(options.config.questions_in_flight)
 
     async def one(i: int, task: Task) -> Trace:
         # The slot covers the question's calls only: its grading (math-verify, a code run in the
         # sandbox) happens after the next question has started, not on the question's clock.
         async with gate:
             try:
-                trace = await plan_and_run(task, pool, planner, config=config, run_id=run_id,
-                                           rng=random.Random(seed * 1_000_003 + i))
+                trace = await plan_and_run(task, pool, planner, options.seeded(seed * 1_000_003 + i))
             except Exception as exc:  # noqa: BLE001 - see failed_trace
                 trace = failed_trace(task, pool, run_id, exc)
                 if on_done is not None:

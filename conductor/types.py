@@ -111,24 +111,48 @@ class Usage(BaseModel):
 
 
 class Task(BaseModel):
-    """What the executor needs to know about a question: its text, and the facts a trace
-    carries (id, source, domain). `problem` is the full Problem when there is one (a verifier
-    needs its reference answer); a question typed at the CLI has none."""
+    """A question as the executor runs it: a `Problem` (the one definition of its id, source,
+    domain and text) and whether it can be graded. A question typed at the CLI or sent to the
+    server is a Problem too, with no reference answer and `graded=False`: a verifier is never
+    asked to judge it.
+
+    Not serialized anywhere (a Trace copies `id`, `source` and `domain` as its own columns), so
+    its fields are free to be what the executor needs."""
 
     model_config = ConfigDict(frozen=True)
 
-    question: str
-    id: str
-    source: str
-    domain: Domain
-    problem: Problem | None = None
+    problem: Problem
+    graded: bool = True
+
+    @property
+    def id(self) -> str:
+        return self.problem.id
+
+    @property
+    def source(self) -> str:
+        return self.problem.source
+
+    @property
+    def domain(self) -> Domain:
+        return self.problem.domain
+
+    @property
+    def question(self) -> str:
+        """What the Conductor and every worker are asked: the problem's task text (a choice
+        problem's options included)."""
+        return self.problem.task_text
+
+    @property
+    def reference(self) -> Problem | None:
+        """The Problem to grade an answer against, or None for a question with no reference."""
+        return self.problem if self.graded else None
 
     @classmethod
     def of(cls, problem: Problem) -> Task:
-        return cls(question=problem.task_text, id=problem.id, source=problem.source,
-                   domain=problem.domain, problem=problem)
+        return cls(problem=problem)
 
     @classmethod
     def adhoc(cls, question: str, domain: Domain = "freeform", source: str = "cli") -> Task:
         """A question with no stored Problem (typed at the CLI, sent to a server)."""
-        return cls(question=question, id=Problem.make_id(source, question), source=source, domain=domain)
+        problem = Problem(id=Problem.make_id(source, question), source=source, domain=domain, question=question)
+        return cls(problem=problem, graded=False)

@@ -8,6 +8,7 @@ import os
 import signal
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import typer
@@ -17,6 +18,9 @@ from conductor.config import Settings
 from conductor.planners import DEFAULT_SHAPE, SHAPES
 from flows.model_cli import gate_option
 from warehouse.output import print_table
+
+if TYPE_CHECKING:  # the CLI imports Prefect (under tasks/) only for the commands that run a flow
+    from tasks.solve import Cancellation
 
 
 # What the terminal shows of v_run_summary (the run and method are said once, above the table).
@@ -56,10 +60,10 @@ def run(
     from flows.prefect_server import PrefectServerError, tied_prefect_server
 
     # The server dies with this process; a terminal's Ctrl-C reaches only us.
-    with user_errors(PrefectServerError), tied_prefect_server(), _ctrl_c_stops_solving():
+    with user_errors(PrefectServerError), tied_prefect_server(), ctrl_c_stops_solving() as cancellation:
         try:
             summary = run_flow(method=method, profile=profile, limit_per_source=limit,
-                               db_path=str(db) if db else None, seed=settings.seed)
+                               db_path=str(db) if db else None, seed=settings.seed, cancellation=cancellation)
         except (KeyboardInterrupt, asyncio.CancelledError):
             console.print("run cancelled: the questions it finished are recorded; the run is marked cancelled")
             raise typer.Exit(130) from None
@@ -77,26 +81,28 @@ def run(
 
 
 @contextlib.contextmanager
-def _ctrl_c_stops_solving() -> Iterator[None]:
-    """The first Ctrl-C cancels the solves in progress (they may run in other threads, where a
-    KeyboardInterrupt would never reach them) and starts no new one, so the flow writes what
-    finished, marks its runs cancelled and ends; a second Ctrl-C interrupts at once (a Prefect
-    API that is gone can keep a flow reporting its state for minutes: that is the way out; the
-    process no longer ends itself after a grace, which lost trace batches still being written)."""
-    from tasks.solve import allow_solving, stop_solving
+def ctrl_c_stops_solving() -> Iterator[Cancellation]:
+    """The command's cancellation, for its flow to hand to its solves: the first Ctrl-C cancels
+    the solves in progress (they may run in other threads, where a KeyboardInterrupt would never
+    reach them) and starts no new one, so the flow writes what finished, marks its runs
+    cancelled and ends; with no solve running it interrupts at once, as does a second Ctrl-C (a
+    Prefect API that is gone can keep a flow reporting its state for minutes: that is the way
+    out; the process no longer ends itself after a grace, which lost trace batches still being
+    written)."""
+    from tasks.solve import Cancellation
+
+    cancellation = Cancellation()
 
     def handler(signum: int, frame: object) -> None:
         signal.signal(signal.SIGINT, signal.default_int_handler)
-        if not stop_solving():
+        if not cancellation.stop():
             raise KeyboardInterrupt
 
-    allow_solving()
     previous = signal.signal(signal.SIGINT, handler)
     try:
-        yield
+        yield cancellation
     finally:
         signal.signal(signal.SIGINT, previous)
-        allow_solving()  # a later command in this process (a test, a notebook) solves again
 
 
 def _ensure_prefect_home() -> None:
@@ -174,7 +180,7 @@ def nightly(
     from flows.prefect_server import PrefectServerError, tied_prefect_server
 
     with user_errors(MethodSpecError, PoolError, ValueError, FileNotFoundError, PrefectServerError), \
-            tied_prefect_server(), _ctrl_c_stops_solving():
+            tied_prefect_server(), ctrl_c_stops_solving():
         try:
             summary = nightly_flow(config)
         except (KeyboardInterrupt, asyncio.CancelledError):
@@ -195,31 +201,37 @@ def _check_keys(pool_file: Path) -> None:
 
 
 def print_nightly(summary) -> None:  # noqa: ANN001 - flows.nightly.NightlySummary
-    sim = " (simulated pool: these figures describe the simulation, not real models)" if summary.simulated else ""
-    console.print(f"\nNightly {summary.run_key} ({summary.profile}){sim}", soft_wrap=True)
-    after = f"v{summary.champion_version_after}" if summary.champion_version_after else "none"
-    console.print(f"model: conductor v{summary.challenger_version}, alias challenger"
-                  f"{' and champion' if summary.promoted else ''}; champion now {after}", soft_wrap=True)
-    console.print(f"gate vs {summary.compared_with}: {'PROMOTED' if summary.promoted else 'kept out'} - "
-                  f"{summary.reason}", soft_wrap=True, markup=False)
+    from flows.nightly import dollars
+
+    night, report, decision, costs = summary.night, summary.report, summary.decision, summary.costs
+    simulated = summary.evaluated.simulated
+    sim = " (simulated pool: these figures describe the simulation, not real models)" if simulated else ""
+    console.print(f"\nNightly {night.run_key} ({night.profile}){sim}", soft_wrap=True)
+    after = f"v{report.champion_version_after}" if report.champion_version_after else "none"
+    console.print(f"model: conductor v{summary.trained.version}, alias challenger"
+                  f"{' and champion' if decision.promoted else ''}; champion now {after}", soft_wrap=True)
+    console.print(f"gate vs {report.compared_with}: {'PROMOTED' if decision.promoted else 'kept out'} - "
+                  f"{decision.reason}", soft_wrap=True, markup=False)
+    scores = report.scores
     print_table(console, pa.Table.from_pylist([
-        {"method": k, "accuracy": round(v, 4), "usd_per_question": round(summary.usd_per_question[k], 6),
-         "questions": summary.questions} for k, v in summary.accuracy.items()]))
-    console.print(f"spent: ${summary.usd_training + summary.usd_evaluation:.4f} (training ${summary.usd_training:.4f},"
-                  f" evaluation ${summary.usd_evaluation:.4f}){' - simulated prices' if summary.simulated else ''}",
+        {"method": k, "accuracy": round(v, 4),  # an unknown $ is shown NULL
+         "usd_per_question": None if (usd := scores.usd_per_question[k]) is None else round(usd, 6),
+         "questions": scores.questions} for k, v in scores.accuracy.items()]))
+    console.print(f"spent: {dollars(costs.usd_spent)} (training {dollars(costs.usd_training)},"
+                  f" evaluation {dollars(costs.usd_evaluation)}){' - simulated prices' if simulated else ''}",
                   soft_wrap=True)
     api = os.environ.get("PREFECT_API_URL", "")
-    ui = (api.removesuffix("/api") if api else "http://127.0.0.1:4200") + f"/runs/flow-run/{summary.flow_run_id}"
+    ui = (api.removesuffix("/api") if api else "http://127.0.0.1:4200") + f"/runs/flow-run/{night.flow_run_id}"
     how = "" if api else " (after `make ui`: it serves this run's $PREFECT_HOME database)"
     console.print(
         "where to look:\n"
         f"  Prefect UI: {ui}{how}\n"
-        f"  MLflow UI:  {summary.links.get('model_version', '')}  (`mlflow ui --backend-store-uri "
-        f"{summary.links.get('store', '')}`)\n"
-        f"  results:    {summary.out_dir}/results.md\n"
+        f"  MLflow UI:  {report.links.get('model_version', '')}  (`mlflow ui --backend-store-uri "
+        f"{report.links.get('store', '')}`)\n"
+        f"  results:    {summary.evaluated.out_dir}/results.md\n"
         f"  SQL:        conductor sql \"SELECT * FROM v_nightly ORDER BY started_at DESC\"\n"
         f"              conductor sql \"SELECT spec, avg(correct::INT) AS accuracy, avg(cost_usd) AS usd "
-        f"FROM v_question_outcomes WHERE evaluation_id = '{summary.evaluation_id}' GROUP BY spec\"",
+        f"FROM v_question_outcomes WHERE evaluation_id = '{summary.evaluated.evaluation_id}' GROUP BY spec\"",
         soft_wrap=True, markup=False)
 
 

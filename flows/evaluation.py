@@ -9,9 +9,11 @@ bank from them), or the profile's curated evaluation sets."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import socket
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -34,10 +36,11 @@ from conductor.workers.registry import CONDUCTOR_PROVIDER
 from flows.curation import curation_flow
 from conductor.evaluation.report import artifact_markdown, costs_markdown, write_plots, write_table
 from tasks.evaluation import (
-    drain_trace_writes, ensure_provider_limits, finish_evaluation, log_evaluation, open_mlflow_in_background,
-    provider_limit_name, record_runs, solve_benchmark, start_evaluation,
+    ensure_provider_limits, finish_evaluation, log_evaluation, open_mlflow_in_background, provider_limit_name,
+    record_runs, solve_benchmark, start_evaluation,
 )
-from tasks.solve import solving_stopped
+from tasks.solve import Cancellation
+from tasks.traces import TraceWriter
 from warehouse.records import DatasetManifest, Run
 
 IN_PROCESS_PROVIDERS = frozenset({"simulated", "local"})  # no remote rate limit to share
@@ -105,7 +108,7 @@ def evaluated_set(cfg: EvalConfig, benchmarks: dict[str, list[Problem]]) -> Data
 
 
 def _cancelled(futures: list[Any], runs: list[Run], unwritten: RuntimeError | None, db_path: str | None) -> State:
-    """The end of an evaluation stopped by Ctrl-C (`tasks.solve.stop_solving`): its runs marked
+    """The end of an evaluation stopped by Ctrl-C (`Cancellation.stop`): its runs marked
     `cancelled` (their finished questions are in the warehouse; the views leave cancelled runs
     out), and a Cancelled state for the flow run, whose message is the one line the CLI prints."""
     recorded = sum(f.result() for f in futures if f.state.is_completed())
@@ -115,11 +118,24 @@ def _cancelled(futures: list[Any], runs: list[Run], unwritten: RuntimeError | No
     return Cancelled(message=f"interrupted: {recorded} questions recorded{lost}, runs cancelled")
 
 
+@contextlib.contextmanager
+def _stopped_when_left(cancellation: Cancellation) -> Iterator[None]:
+    """Stops the solves when the block is left by an exception."""
+    try:
+        yield
+    except BaseException:
+        cancellation.stop()
+        raise
+
+
 # Returns an EvalResult, or a Cancelled state when Ctrl-C stopped it (Prefect makes that the flow
 # run's final state, and calling the flow raises prefect.exceptions.CancelledRun with its message).
 @flow(name="conductor-eval", log_prints=True)
-def evaluation_flow(cfg: EvalConfig, db_path: str | None = None,
-                    resolve_model: ModelResolver | None = None) -> EvalResult | State:
+def evaluation_flow(cfg: EvalConfig, db_path: str | None = None, resolve_model: ModelResolver | None = None,
+                    cancellation: Cancellation | None = None) -> EvalResult | State:
+    """`cancellation`: the command's (its Ctrl-C handler stops the solves); by default one of the
+    flow's own, which nothing stops."""
+    cancellation = cancellation if cancellation is not None else Cancellation()
     settings = load_settings(profile=cfg.profile)
     home = settings.ensure_home()
     pool_file = cfg.pool_file or settings.pool_file
@@ -179,15 +195,17 @@ def evaluation_flow(cfg: EvalConfig, db_path: str | None = None,
     # MLflow's import and store check overlap the calls instead of following them.
     opening = open_mlflow_in_background() if cfg.log_to_mlflow else None
     futures = []
-    # Threads of this process: a task returns once its last batch is handed to this process's
-    # trace writer, and the next starts solving while it is written (~0.2 s a task); the flow waits
-    # for every write below, before it reads the warehouse. On Dask each task waits for its own.
+    # Threads of this process: a task returns once its last batch is handed to the flow's trace
+    # writer, and the next starts solving while it is written (~0.2 s a task); the flow waits for
+    # every write below, before it reads the warehouse. On Dask each task writes its own batches.
     in_process = cfg.task_runner == "threads"
     # Prefect walks every parameter looking for futures to wait on (~0.3 s over a flow of 7 tasks
     # x 200 problems); these never hold any, and `quote` tells it so. Only in this process: Dask
     # would ship the annotation as a plain tuple.
     unwalked = quote if in_process else (lambda x: x)
-    with _task_runner(cfg) as runner:
+    # Left in any other way (a KeyboardInterrupt with no command's handler, as in a nightly), the
+    # solves are stopped, so that the runner does not wait for them to answer every question.
+    with TraceWriter() as writer, _task_runner(cfg) as runner, _stopped_when_left(cancellation):
         for method, m, r, run in plans:
             groups = benchmarks if cfg.task_per_benchmark else {"all": chosen}
             for name, ps in groups.items():
@@ -196,15 +214,15 @@ def evaluation_flow(cfg: EvalConfig, db_path: str | None = None,
                     method_name=method.name,
                     repeat=r, seed=cfg.seed * 1000 + r, db_path=db_path,
                     limits=[provider_limit_name(p) for p in providers[method.name]] if cfg.use_provider_limits
-                    else [], wait_for_writes=not in_process)))
+                    else [], writer=writer if in_process else None, cancellation=cancellation)))
         failed = [f for f in futures if f.wait() is None and f.state.is_failed()]
-    unwritten: RuntimeError | None = None
-    try:
-        drain_trace_writes([run.run_id for run in runs])
-    except RuntimeError as exc:
-        unwritten = exc
-        logger.error("%s: %s", exc, exc.__cause__)
-    if solving_stopped():  # Ctrl-C: every handed-off batch is written (drained above)
+        unwritten: RuntimeError | None = None
+        try:
+            writer.drain()
+        except RuntimeError as exc:
+            unwritten = exc
+            logger.error("%s: %s", exc, exc.__cause__)
+    if cancellation.stopped:  # Ctrl-C: every handed-off batch is written (drained above)
         return _cancelled(futures, [*runs, parent], unwritten, db_path)
     status = "failed" if failed or unwritten else "finished"
     ended = [run.model_copy(update={"status": status, "finished_at": datetime.now(UTC)}) for run in [*runs, parent]]

@@ -12,6 +12,7 @@ import pyarrow as pa
 import typer
 
 from conductor.cli.common import console, user_errors
+from conductor.config import Settings
 from conductor.evaluation.config import EvalConfig
 from conductor.evaluation.prices import DEFAULT_MAX_AGE_DAYS, stale_prices
 from conductor.evaluation.report import conductor_generation_usd
@@ -44,6 +45,8 @@ def eval_(
     conductor_usd_per_gpu_hour: float = typer.Option(None, help=_help("conductor_usd_per_gpu_hour")),
     conductor_prices: str = typer.Option(None, help="INPUT,OUTPUT USD per 1M tokens: " + _help("conductor_prices")),
     mlflow: bool = typer.Option(True, "--mlflow/--no-mlflow", help=_help("log_to_mlflow")),
+    allow_simulated: bool = typer.Option(False, "--allow-simulated",
+                                         help=Settings.model_fields["allow_simulated"].description),
 ) -> None:
     """Evaluate methods on benchmarks (repeats -> mean ± SE); prints a table shaped like the paper's Table 7.
 
@@ -52,11 +55,11 @@ def eval_(
     """
     from pydantic import ValidationError
 
-    from conductor.config import load_settings
+    from conductor.config import load_settings, refuse_accidental_simulation
     from conductor.evaluation.methods import MethodSpecError, check_specs
     from conductor.models.resolve import resolve_conductor  # models:/ through registry/'s resolver
-    from conductor.workers.pool import PoolError
-    from flows.cli import _ctrl_c_stops_solving, _ensure_prefect_home
+    from conductor.workers.pool import PoolError, read_pool_file
+    from flows.cli import _ensure_prefect_home, ctrl_c_stops_solving
 
     _ensure_prefect_home()  # before Prefect is imported: it reads its startup timeout once
     from flows.evaluation import evaluation_flow
@@ -81,15 +84,19 @@ def eval_(
                          conductor_prices=prices, log_to_mlflow=mlflow)  # type: ignore[arg-type]
         if problems is not None and not problems.is_file():
             raise FileNotFoundError(f"--problems {problems}: no such file")
-        check_specs(cfg.methods, cfg.pool_file or load_settings(profile=profile).pool_file,
-                    resolve_model=resolve_conductor)
+        settings = load_settings(profile=profile)
+        pool = cfg.pool_file or settings.pool_file
+        refuse_accidental_simulation(profile, {"evaluation": (pool, read_pool_file(pool).simulated)},
+                                     allow_simulated or settings.allow_simulated)
+        check_specs(cfg.methods, pool, resolve_model=resolve_conductor)
     from prefect.exceptions import CancelledRun
 
     # The first Ctrl-C cancels the solves in progress: their finished questions are written, the
     # runs marked cancelled, the flow run ends Cancelled, and its message is all that is printed.
-    with user_errors(MethodSpecError, PoolError, ValueError), _ctrl_c_stops_solving():
+    with user_errors(MethodSpecError, PoolError, ValueError), ctrl_c_stops_solving() as cancellation:
         try:
-            result = evaluation_flow(cfg, db_path=str(db) if db else None, resolve_model=resolve_conductor)
+            result = evaluation_flow(cfg, db_path=str(db) if db else None, resolve_model=resolve_conductor,
+                                     cancellation=cancellation)
         except CancelledRun as exc:
             console.print(str(exc), markup=False)
             raise typer.Exit(130) from None

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -40,64 +39,110 @@ from flows.curation import curation_flow
 from flows.evaluation import EvalResult, evaluation_flow
 from flows.nightly_config import Night, NightConfig
 from flows.training import TrainingRequest, training_flow
-from registry.promotion import Decision
+from registry.promotion import Decision, Outcomes
 from tasks.curate import cache_dirs
 from tasks.evaluation import evaluation_figures, fill_costs
-from tasks.nightly import (GateInputs, current_champion, decide_once, heldout_problems, model_directory,
-                           nightly_run, publish, question_outcomes, record_promotion, spend)
+from tasks.nightly import (Artifacts, GateInputs, Tables, current_champion, decide_once, heldout_problems,
+                           model_directory, nightly_run, publish, question_outcomes, record_promotion, spend)
 from tasks.records import FLOW_RUN_PARAM, abandon_dead_runs, record_run
+from tasks.training import Registered
 
 NIGHTLY_FLOW = "conductor-nightly"
 CHAMPION_EVAL_FLOW = "conductor-champion-eval"
 BASELINE = f"template:{DEFAULT_SHAPE}"  # what the first challenger is compared with
 
 
-class NightlySummary(BaseModel):
-    """What a nightly run decided and where to look."""
+class Trained(Registered):
+    """The training stage's result: the registered challenger and where it started from."""
+
+    champion_before: str | None  # the champion when the night began (None: none yet)
+    started_from: str  # "champion v3" or "SFT warm start"
+
+
+class Costs(BaseModel):
+    """The cost stage's result: $ by method and benchmark, and the totals. A figure is None
+    (unknown) when some call in it has no known price; it is never counted as $0."""
+
+    rows: list[dict[str, Any]]
+    usd_evaluation: float | None
+    usd_training: float | None
+
+    @property
+    def usd_spent(self) -> float | None:
+        """Training and evaluation together (unknown when either is)."""
+        if self.usd_training is None or self.usd_evaluation is None:
+            return None
+        return self.usd_training + self.usd_evaluation
+
+
+def dollars(usd: float | None) -> str:
+    """`$0.0123`, or `unknown` for a figure with a call of unknown price."""
+    return "unknown" if usd is None else f"${usd:.4f}"
+
+
+COST_COLUMNS = ("method", "benchmark", "questions", "correct", "cost_usd", "usd_per_question", "usd_per_correct")
+
+
+def cost_row(row: dict[str, Any]) -> dict[str, Any]:
+    """A row of the cost table from a `costs_by_benchmark` row. Its $ figures are None (unknown)
+    when some call's price is unknown (`cost_known` false): their sums count only the known ones."""
+    out = {k: row[k] for k in COST_COLUMNS if k in row}
+    if row.get("cost_known") is False:
+        out |= dict.fromkeys(("cost_usd", "usd_per_question", "usd_per_correct"), None)
+    return out
+
+
+class Stages(BaseModel):
+    """What the stages of one night produced."""
+
+    trained: Trained
+    evaluated: EvalResult
+    costs: Costs
+    decision: Decision
+
+
+class NightRef(BaseModel):
+    """Which night: its key, its `nightly` warehouse run, its Prefect flow run, its profile."""
 
     run_key: str
     nightly_run_id: str
     flow_run_id: str
     profile: str
-    simulated: bool
-    challenger_version: str
-    champion_version_before: str | None
-    champion_version_after: str | None
-    started_from: str  # "champion v3" or "SFT warm start"
-    compared_with: str  # "v3" (the champion) or "template:..." (the baseline)
-    promoted: bool
-    reason: str
-    promotion_id: str
-    evaluation_id: str
-    accuracy: dict[str, float]  # label -> held-out accuracy
-    usd_per_question: dict[str, float]
+
+
+class Scores(BaseModel):
+    """Held-out accuracy and $ per question by method label ("challenger v2", "champion v1", ...)."""
+
+    accuracy: dict[str, float]
+    usd_per_question: dict[str, float | None]  # None: some question's $ is unknown
     questions: int
-    usd_training: float
-    usd_evaluation: float
-    mlflow_run_id: str
-    model_uri: str
+
+
+class Report(BaseModel):
+    """What the summary shows beyond the stages' results."""
+
+    scores: Scores
+    compared_with: str  # "v3" (the champion) or "template:..." (the baseline)
+    champion_version_after: str | None  # the champion after the gate
     links: dict[str, str]
-    out_dir: str
     results_markdown: str
 
 
-class Trained(BaseModel):
-    """The training stage's result: the registered challenger and where it started from."""
+class NightlySummary(Stages):
+    """What a nightly run decided and where to look: the stages' results, which night, and what
+    its summary showed."""
 
-    version: str
-    run_id: str  # the MLflow run
-    model_uri: str
-    champion_before: str | None
-    started_from: str
-    strategies_plot: str = ""  # the MLflow artifact path of the strategies-over-training plot ("" when none)
+    night: NightRef
+    report: Report
 
 
-class Costs(BaseModel):
-    """The cost stage's result: $ by method and benchmark, and the totals."""
+class ChampionEval(BaseModel):
+    """The champion evaluation's result: the evaluation, and the champion's part in it."""
 
-    rows: list[dict[str, Any]]
-    usd_evaluation: float
-    usd_training: float
+    evaluated: EvalResult
+    champion_version: str | None  # None: no champion yet, the template baseline was evaluated
+    spec: str  # the method spec evaluated as the champion
+    accuracy: dict[str, float]  # method spec -> held-out accuracy
 
 
 # --- the stages that run once a night: tasks cached on their inputs (run_key among them) ---
@@ -123,7 +168,7 @@ def training_stage(run_key: str, night: Night) -> Trained:
     registered = training_flow(TrainingRequest(
         output_dir=str(night.night_dir / "training"), profile=c.profile, chunk_steps=c.chunk_steps,
         overrides=overrides, accelerate_config=str(night.accelerate_config) if night.accelerate_config else None))
-    return Trained(**registered, champion_before=champion,
+    return Trained(**registered.model_dump(), champion_before=champion,
                    started_from=f"champion v{champion}" if champion else "SFT warm start")
 
 
@@ -145,13 +190,12 @@ def nightly_costs_flow(evaluation_id: str, training_run_id: str = "", db_path: s
     training run (its MLflow run id) spent on worker calls."""
     fill_costs(evaluation_id, db_path)
     figures = evaluation_figures(evaluation_id, db_path)
-    rows = [{k: r[k] for k in ("method", "benchmark", "questions", "correct", "cost_usd", "usd_per_question",
-                               "usd_per_correct") if k in r} for r in figures["by_benchmark"]]
+    rows = [cost_row(r) for r in figures["by_benchmark"]]
     usd_eval = spend([evaluation_id], db_path)
     usd_train = spend([training_run_id], db_path) if training_run_id else 0.0
     rows.append({"method": "training (GRPO rollouts)", "benchmark": "generated bank", "questions": None,
                  "correct": None, "cost_usd": usd_train, "usd_per_question": None, "usd_per_correct": None})
-    print(f"costs: evaluation ${usd_eval:.4f}, training ${usd_train:.4f}")
+    print(f"costs: evaluation {dollars(usd_eval)}, training {dollars(usd_train)}")
     return Costs(rows=rows, usd_evaluation=usd_eval, usd_training=usd_train)
 
 
@@ -204,20 +248,11 @@ def nightly_flow(config: NightConfig | None = None) -> NightlySummary:
                                   started), db_path)
         raise
     record_run(nightly_run(run_id, "finished", params | {
-        "challenger_version": summary.challenger_version, "evaluation_id": summary.evaluation_id,
-        "promotion_id": summary.promotion_id, "usd_spent": summary.usd_training + summary.usd_evaluation,
-        "promoted": summary.promoted}, summary.simulated, started), db_path)
+        "challenger_version": summary.trained.version, "evaluation_id": summary.evaluated.evaluation_id,
+        "promotion_id": summary.decision.promotion_id,
+        "usd_spent": summary.costs.usd_spent,  # null (unknown) in v_nightly when a price was unknown
+        "promoted": summary.decision.promoted}, summary.evaluated.simulated, started), db_path)
     return summary
-
-
-@dataclass(frozen=True)
-class _Stages:
-    """What the stages of one night produced, for its summary."""
-
-    trained: Trained
-    evaluated: EvalResult
-    costs: Costs
-    decision: Decision
 
 
 def _night(night: Night, run_id: str, flow_run_id: str) -> NightlySummary:
@@ -245,7 +280,9 @@ def _night(night: Night, run_id: str, flow_run_id: str) -> NightlySummary:
     # 5. the gate (once a night)
     decision: Decision = _once(gate_stage)(night.run_key, gate, db_path)
     # 6. the summary
-    return _summarize(night, gate, _Stages(trained, evaluated, costs, decision), run_id, flow_run_id)
+    ref = NightRef(run_key=night.run_key, nightly_run_id=run_id, flow_run_id=flow_run_id, profile=c.profile)
+    stages = Stages(trained=trained, evaluated=evaluated, costs=costs, decision=decision)
+    return _summarize(night, gate, stages, ref)
 
 
 def _specs(night: Night, gate: GateInputs) -> list[str]:
@@ -262,57 +299,55 @@ def _label(spec: str, gate: GateInputs) -> str:
     return spec
 
 
-def _summarize(night: Night, gate: GateInputs, stages: _Stages, run_id: str, flow_run_id: str) -> NightlySummary:
+def _scores(night: Night, gate: GateInputs, evaluation_id: str) -> tuple[Scores, list[dict[str, Any]]]:
+    """Accuracy and $ per question of each evaluated method, by label, and the summary table's rows."""
+    outcomes = question_outcomes(evaluation_id, night.config.db_path)
+    accuracy, usd_q, rows = {}, {}, []
+    for spec in _specs(night, gate):
+        side = Outcomes.model_validate(outcomes.get(spec, {"correct": {}, "cost_usd": {}}))
+        label = _label(spec, gate)
+        accuracy[label], usd_q[label] = side.accuracy, side.usd_per_question
+        usd = usd_q[label]
+        rows.append({"method": label, "questions": len(side.correct), "accuracy": round(accuracy[label], 4),
+                     "usd_per_question": None if usd is None else round(usd, 6)})
+    questions = max((r["questions"] for r in rows), default=0)
+    return Scores(accuracy=accuracy, usd_per_question=usd_q, questions=questions), rows
+
+
+def _summarize(night: Night, gate: GateInputs, stages: Stages, ref: NightRef) -> NightlySummary:
     from registry import nightly as reg
 
     trained, evaluated, decision = stages.trained, stages.evaluated, stages.decision
-    db_path, run_key, profile = night.config.db_path, night.run_key, night.config.profile
     challenger, champion = trained.version, trained.champion_before
-    outcomes = question_outcomes(evaluated.evaluation_id, db_path)
-    accuracy, usd_q, rows = {}, {}, []
-    for spec in _specs(night, gate):
-        side = outcomes.get(spec, {"correct": {}, "cost_usd": {}})
-        n = len(side["correct"])
-        label = _label(spec, gate)
-        accuracy[label] = sum(side["correct"].values()) / n if n else float("nan")
-        usd_q[label] = sum(side["cost_usd"].values()) / n if n else float("nan")
-        rows.append({"method": label, "questions": n, "accuracy": round(accuracy[label], 4),
-                     "usd_per_question": round(usd_q[label], 6)})
+    scores, rows = _scores(night, gate, evaluated.evaluation_id)
     after = reg.champion()
-    simulated = evaluated.simulated
-    sim = " (simulated pool: an environment, not a benchmark)" if simulated else ""
+    sim = " (simulated pool: an environment, not a benchmark)" if evaluated.simulated else ""
     links = reg.ui_links(challenger, trained.run_id)
     # The challenger's strategies over training (a training run that logged shape shares), as an
     # image the Prefect UI shows while the MLflow UI serves it (a night cached before had none).
     images = {}
     if trained.strategies_plot and trained.run_id:
         images["strategies"] = links["strategies_plot"] = reg.artifact_url(trained.run_id, trained.strategies_plot)
-    out_dir = Path(evaluated.out_dir)
-    for png in sorted(out_dir.glob("*.png")):
+    for png in sorted(Path(evaluated.out_dir).glob("*.png")):
         links[f"plot_{png.stem}"] = png.resolve().as_uri()
     verdict = "PROMOTED to champion" if decision.promoted else "kept out (champion unchanged)"
     compared = f"v{champion}" if champion else gate.champion_spec
-    results = (f"# Nightly {run_key}{sim}\n\nChallenger v{challenger} ({trained.started_from}) vs {compared}: "
+    results = (f"# Nightly {ref.run_key}{sim}\n\nChallenger v{challenger} ({trained.started_from}) vs {compared}: "
                f"**{verdict}**.\n\n{decision.reason}\n\n{evaluated.table_markdown}\n")
-    title = f"nightly {run_key} ({profile}){sim}: v{challenger} {verdict}"
+    title = f"nightly {ref.run_key} ({ref.profile}){sim}: v{challenger} {verdict}"
     rows.append({"method": "decision", "questions": None, "accuracy": None, "usd_per_question": None,
                  "note": f"{verdict}; champion before: {champion or 'none'}, after: {after or 'none'}"})
-    publish(rows, results, stages.costs.rows, {k: v for k, v in links.items() if k not in ("store", "strategies_plot")},
-            title, images)
+    shown = {k: v for k, v in links.items() if k not in ("store", "strategies_plot")}
+    publish(Artifacts(title=title, tables=Tables(summary=rows, costs=stages.costs.rows), results_markdown=results,
+                      links=shown, images=images))
     print(title)
-    return NightlySummary(
-        run_key=run_key, nightly_run_id=run_id, flow_run_id=flow_run_id, profile=profile, simulated=simulated,
-        challenger_version=challenger, champion_version_before=champion, champion_version_after=after,
-        started_from=trained.started_from, compared_with=compared, promoted=decision.promoted,
-        reason=decision.reason, promotion_id=decision.promotion_id, evaluation_id=evaluated.evaluation_id,
-        accuracy=accuracy, usd_per_question=usd_q, questions=max((r["questions"] or 0) for r in rows),
-        usd_training=stages.costs.usd_training, usd_evaluation=stages.costs.usd_evaluation,
-        mlflow_run_id=trained.run_id, model_uri=trained.model_uri, links=links, out_dir=str(out_dir),
-        results_markdown=results)
+    report = Report(scores=scores, compared_with=compared, champion_version_after=after, links=links,
+                    results_markdown=results)
+    return NightlySummary(**dict(stages), night=ref, report=report)
 
 
 @flow(name=CHAMPION_EVAL_FLOW, log_prints=True)
-def champion_eval_flow(config: NightConfig | None = None) -> dict[str, Any]:
+def champion_eval_flow(config: NightConfig | None = None) -> ChampionEval:
     """Evaluate the current champion (the template baseline when there is none) and the night's
     baselines on its held-out problems, on the night's pool; returns the evaluation id and
     accuracy per method."""
@@ -334,5 +369,4 @@ def champion_eval_flow(config: NightConfig | None = None) -> dict[str, Any]:
     label = f"champion v{champion}" if champion else f"{BASELINE} (no champion yet)"
     print(f"{label}: held-out accuracy {accuracy.get(spec, float('nan')):.3f} on {config.heldout_problems} problems"
           + (" (simulated pool)" if result.simulated else ""))
-    return {"evaluation_id": result.evaluation_id, "champion_version": champion, "spec": spec,
-            "accuracy": accuracy, "simulated": result.simulated, "out_dir": result.out_dir}
+    return ChampionEval(evaluated=result, champion_version=champion, spec=spec, accuracy=accuracy)

@@ -28,7 +28,7 @@ from conductor.methods import Method
 from conductor.trace import new_id
 from flows.curation import curation_flow
 from tasks.records import FLOW_RUN_PARAM, abandon_dead_runs, record_problems, record_run, run_summary
-from tasks.solve import solve_problems
+from tasks.solve import Cancellation, solve_problems
 from warehouse.records import Run
 
 
@@ -43,7 +43,7 @@ def _eval_problems(curated_dir: Path, files: dict[str, str], limit_per_source: i
 
 @flow(name="conductor-run", log_prints=True)
 def run_flow(method: Method, profile: str = "local", limit_per_source: int = 0, db_path: str | None = None,
-             seed: int = 0) -> list[dict[str, Any]]:
+             seed: int = 0, cancellation: Cancellation | None = None) -> list[dict[str, Any]]:
     settings = load_settings(profile=profile)
     home = settings.ensure_home()
     curated_dir = home / "curated" / profile
@@ -59,7 +59,7 @@ def run_flow(method: Method, profile: str = "local", limit_per_source: int = 0, 
     record_run(run, db_path)
     record_problems(problems, db_path)
     try:
-        solve_problems(problems, method, run_id, seed=seed, db_path=db_path)
+        solve_problems(problems, method, run_id, seed=seed, db_path=db_path, cancellation=cancellation)
     except BaseException as exc:
         # Ctrl-C arrives as KeyboardInterrupt in the flow, CancelledError in its event loop.
         status = "cancelled" if isinstance(exc, (KeyboardInterrupt, asyncio.CancelledError)) else "failed"

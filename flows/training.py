@@ -12,7 +12,7 @@ from prefect import flow
 from pydantic import BaseModel, Field
 
 from tasks.launch import ChunkPlan
-from tasks.training import config_for, grpo_chunk_task, problems_task, register_task, warm_start_task
+from tasks.training import Registered, config_for, grpo_chunk_task, problems_task, register_task, warm_start_task
 
 
 class TrainingRequest(BaseModel):
@@ -28,7 +28,7 @@ class TrainingRequest(BaseModel):
 
 
 @flow(name="conductor-training", log_prints=True)
-def training_flow(request: TrainingRequest) -> dict[str, str]:
+def training_flow(request: TrainingRequest) -> Registered:
     overrides = dict(request.overrides)
     # One warehouse run for all chunks (its rollouts, its curve), finished when registered.
     run_id = f"train-{uuid.uuid4().hex[:12]}" if request.warehouse else None
@@ -50,7 +50,7 @@ def training_flow(request: TrainingRequest) -> dict[str, str]:
         if chunk["stop_reason"] != "max_steps":  # budget or early stopping: the run is over
             break
     registered = register_task(config.to_dict(), chunks, run_id=run_id)
-    print(f"MLflow run {registered['run_id']}: {registered['model_uri']} (version {registered['version']})")
+    print(f"MLflow run {registered.run_id}: {registered.model_uri} (version {registered.version})")
     return registered
 
 

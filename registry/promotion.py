@@ -25,10 +25,11 @@ HISTORY_TAG = "champion_history"  # registered-model tag: JSON list of champion 
 
 
 class Outcomes(BaseModel):
-    """One side's per-question results: correct (bool) and cost ($), keyed by question id."""
+    """One side's per-question results: correct (bool) and cost ($, None when some call of the
+    question had no known price), keyed by question id."""
 
     correct: dict[str, bool]
-    cost_usd: dict[str, float]
+    cost_usd: dict[str, float | None]
 
     @field_validator("correct", "cost_usd", mode="before")
     @classmethod
@@ -42,8 +43,12 @@ class Outcomes(BaseModel):
         return sum(self.correct.values()) / len(self.correct) if self.correct else float("nan")
 
     @property
-    def usd_per_question(self) -> float:
-        return math.fsum(self.cost_usd.values()) / len(self.cost_usd) if self.cost_usd else float("nan")
+    def usd_per_question(self) -> float | None:
+        """Mean $ per question; None (unknown) when any question's $ is, never a mean counting it as $0."""
+        costs = list(self.cost_usd.values())
+        if any(c is None for c in costs):
+            return None
+        return math.fsum(costs) / len(costs) if costs else float("nan")  # type: ignore[arg-type]
 
 
 class GateConfig(BaseModel):
@@ -109,12 +114,20 @@ def decide(challenger_version: str, challenger: Outcomes, champion: Outcomes, *,
         better = p < 1 - config.confidence and diff.diff > config.margin
         evidence = f"McNemar p={p:.4g} (wins {wins}, losses {losses}), diff {diff.diff:+.4f} vs margin {config.margin:+.4f}"
     usd_c, usd_k = challenger.usd_per_question, champion.usd_per_question
-    limit = usd_k * (1 + config.cost_bound)
-    cheap = usd_c <= limit + 1e-12
-    cost = f"${usd_c:.6f}/q {'<=' if cheap else '>'} ${limit:.6f}/q (champion ${usd_k:.6f} x {1 + config.cost_bound:g})"
+    if usd_c is None or usd_k is None:
+        # The cost bound cannot be checked on an unknown $, and an unknown $ is never taken as $0:
+        # the challenger is kept out until its costs (and the champion's) are known.
+        limit, cheap = None, False
+        unknown = " and ".join(side for side, usd in (("challenger", usd_c), ("champion", usd_k)) if usd is None)
+        cost = f"$/question unknown for the {unknown} (a call of unknown price): the cost bound cannot be checked"
+    else:
+        limit = usd_k * (1 + config.cost_bound)
+        cheap = usd_c <= limit + 1e-12
+        cost = f"${usd_c:.6f}/q {'<=' if cheap else '>'} ${limit:.6f}/q (champion ${usd_k:.6f} x {1 + config.cost_bound:g})"
     promoted = better and cheap
     against = f"v{champion_version}" if champion_version else f"baseline {baseline or '?'}"
-    verdict = "promoted" if promoted else ("not better" if not better else "too expensive")
+    verdict = ("promoted" if promoted else "not better" if not better
+               else "too expensive" if limit is not None else "cost unknown")
     figures = {
         "method": config.method, "margin": config.margin, "confidence": config.confidence, "cost_bound": config.cost_bound,
         "n": len(ids), "challenger_accuracy": challenger.accuracy, "champion_accuracy": champion.accuracy,

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 from starlette.applications import Starlette
@@ -21,13 +21,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from server import openai_format as fmt
+from server.endpoints import CHAT, RESPONSES, Endpoint
 from server.guards import KeyRing
 from server.progress import Event
 from server.recording import write_run
-from server.schemas import ApiError, ChatRequest, ResponsesRequest, chat_question, responses_question
+from server.schemas import ApiError
 from server.service import Service
-from server.streams import stream_chat, stream_response
 from server.timing import RequestMetrics
 
 log = logging.getLogger("conductor.serve")
@@ -128,44 +127,33 @@ def create_app(service: Service, keys: KeyRing | None) -> Starlette:
         return JSONResponse({"object": "list", "data": [{"id": m, "object": "model", "created": 0,
                                                          "owned_by": "conductor"} for m in await catalog.ids()]})
 
-    async def chat(request: Request) -> JSONResponse | StreamingResponse:
-        key_id = authenticate(request)
-        req = parse_body(ChatRequest, await read_body(request, config.max_body_bytes))
-        question = chat_question(req)
-        model = await catalog.resolve(req.model)
-        admit(key_id)
-        if req.stream:
-            include_usage = bool(req.stream_options and req.stream_options.include_usage)
-            # started here, not in the generator: a client gone before the first byte still frees its slot
-            events: asyncio.Queue[Event] = asyncio.Queue()
-            task = service.start(question, req.max_usd, key_id, model.planner, events)
-            return StreamingResponse(stream_chat(task, events, req.model, include_usage, model.served_by),
-                                     media_type="text/event-stream")
-        # a client gone stops nothing
-        trace = await asyncio.shield(service.start(question, req.max_usd, key_id, model.planner))
-        return JSONResponse(fmt.chat_completion(trace, req.model, fmt.new_chat_id(), model.served_by))
+    def runs(endpoint: Endpoint[Any]) -> Callable[[Request], Awaitable[Response]]:
+        """The one path of every endpoint that runs a question: authenticate (before the body is
+        read), parse, resolve the model, admit, start; then the endpoint's stream or object."""
 
-    async def responses(request: Request) -> JSONResponse | StreamingResponse:
-        key_id = authenticate(request)
-        req = parse_body(ResponsesRequest, await read_body(request, config.max_body_bytes))
-        question = responses_question(req)
-        model = await catalog.resolve(req.model)
-        admit(key_id)
-        if req.stream:
-            events: asyncio.Queue[Event] = asyncio.Queue()
-            task = service.start(question, req.max_usd, key_id, model.planner, events)
-            return StreamingResponse(stream_response(task, events, req.model, model.served_by),
-                                     media_type="text/event-stream")
-        # a client gone stops nothing
-        trace = await asyncio.shield(service.start(question, req.max_usd, key_id, model.planner))
-        return JSONResponse(fmt.response_object(trace, req.model, served_by=model.served_by))
+        async def handle(request: Request) -> Response:
+            key_id = authenticate(request)
+            req = parse_body(endpoint.request, await read_body(request, config.max_body_bytes))
+            question = endpoint.question(req)
+            model = await catalog.resolve(req.model)
+            admit(key_id)
+            if req.stream:
+                # started here, not in the generator: a client gone before the first byte still frees its slot
+                events: asyncio.Queue[Event] = asyncio.Queue()
+                task = service.start(question, req.max_usd, key_id, model.planner, events)
+                return StreamingResponse(endpoint.stream(req, task, events, model), media_type="text/event-stream")
+            # a client gone stops nothing
+            trace = await asyncio.shield(service.start(question, req.max_usd, key_id, model.planner))
+            return JSONResponse(endpoint.answer(req, trace, model))
+
+        return handle
 
     return Starlette(
         routes=[Route("/health", health, methods=["GET"]), Route("/health/details", health_details, methods=["GET"]),
                 Route("/metrics", metrics, methods=["GET"]),
                 Route("/v1/models", list_models, methods=["GET"]),
-                Route("/v1/chat/completions", chat, methods=["POST"]),
-                Route("/v1/responses", responses, methods=["POST"])],
+                Route("/v1/chat/completions", runs(CHAT), methods=["POST"]),
+                Route("/v1/responses", runs(RESPONSES), methods=["POST"])],
         middleware=[Middleware(RequestMetrics, metrics=service.metrics)],
         exception_handlers={ApiError: _api_error, StarletteHTTPException: _http_error, Exception: _crash},
         lifespan=lifespan)

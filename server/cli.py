@@ -12,8 +12,8 @@ import typer
 import uvicorn
 
 from conductor.cli.common import UserError, err_console, user_errors
-from conductor.config import load_settings
-from conductor.workers.pool import PoolError
+from conductor.config import Settings, load_settings, refuse_accidental_simulation
+from conductor.workers.pool import PoolError, read_pool_file
 from server.build import ServeError, build_app, installed_resolver
 from server.config import ServeConfig
 from server.guards import KEYS_ENV, KeyRing
@@ -23,6 +23,10 @@ def serve(
     model: str = typer.Option("template:fanout", "--model",
                               help="A model directory, models:/NAME@ALIAS (needs registry/), or template:SHAPE."),
     pool_file: Optional[Path] = typer.Option(None, "--pool", help="Pool YAML file (default: the profile's pool)."),
+    profile: Optional[str] = typer.Option(None, "--profile", help=Settings.model_fields["profile"].description
+                                          + " Default: $CONDUCTOR_PROFILE, else local."),
+    allow_simulated: bool = typer.Option(False, "--allow-simulated",
+                                         help=Settings.model_fields["allow_simulated"].description),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on."),
     port: int = typer.Option(8000, "--port", help="Port to listen on."),
     name: str = typer.Option("conductor", "--name", help="Model id clients use in requests."),
@@ -46,15 +50,18 @@ def serve(
                                         "over the imported libraries' objects cost about as much CPU as the requests."),
 ) -> None:
     """Serve the Conductor behind an OpenAI-compatible API (docs/serve.md)."""
-    settings = load_settings()
-    with user_errors(ServeError, PoolError, ValueError, OSError):
+    with user_errors(ServeError, PoolError, ValueError, OSError):  # ValueError: pydantic's ValidationError too
+        settings = load_settings(**({"profile": profile} if profile else {}))
+        pool = pool_file or settings.pool_file
+        refuse_accidental_simulation(settings.profile, {"serving": (pool, read_pool_file(pool).simulated)},
+                                     allow_simulated or settings.allow_simulated)
         if no_auth and host != "127.0.0.1":
             raise UserError("--no-auth is allowed only with --host 127.0.0.1")
         keys = None if no_auth else KeyRing.load(os.environ.get(KEYS_ENV), keys_file)
         if keys is not None and not len(keys):
             raise UserError(f"no API keys: set ${KEYS_ENV} or --keys-file (or --no-auth on 127.0.0.1)")
         settings.ensure_home()
-        config = ServeConfig(model_name=name, model_ref=model, pool_file=pool_file or settings.pool_file,
+        config = ServeConfig(model_name=name, model_ref=model, pool_file=pool,
                              max_usd_cap=max_usd, request_timeout_s=timeout_s,
                              requests_per_minute=rpm, burst=burst, concurrency_per_key=per_key,
                              staging_dir=staging or settings.home / "staging",

@@ -5,7 +5,7 @@ we cannot honour (`n` > 1, images), which are refused with a clear 400."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -51,6 +51,20 @@ class StreamOptions(BaseModel):
     include_usage: bool = False
 
 
+# One definition of the budget extension, for every body that asks a question.
+MaxUsd = Annotated[float | None, Field(gt=0, description="Extension: this request's dollar budget.")]
+
+
+class QuestionRequest(Protocol):
+    """What server/app.py reads of every body that asks a question (the rest is the endpoint's:
+    server/endpoints.py). A Protocol, not a base class: the fields keep their order in each body,
+    and with it which invalid field a 400 names first."""
+
+    model: str
+    stream: bool
+    max_usd: float | None
+
+
 class ChatRequest(BaseModel):
     model_config = ConfigDict(extra="allow")
     model: str
@@ -58,7 +72,7 @@ class ChatRequest(BaseModel):
     stream: bool = False
     stream_options: StreamOptions | None = None
     n: int = Field(default=1, ge=1, le=1, description="One answer per request: a workflow is one run.")
-    max_usd: float | None = Field(default=None, gt=0, description="Extension: this request's dollar budget.")
+    max_usd: MaxUsd = None
 
 
 class ResponsesRequest(BaseModel):
@@ -67,7 +81,7 @@ class ResponsesRequest(BaseModel):
     input: str | list[dict[str, Any]]
     instructions: str | None = None
     stream: bool = False
-    max_usd: float | None = Field(default=None, gt=0, description="Extension: this request's dollar budget.")
+    max_usd: MaxUsd = None
 
 
 def conversation(turns: list[tuple[str, str]]) -> str:

@@ -8,7 +8,7 @@ import logging
 from contextvars import copy_context
 
 from conductor.config import ExecutionConfig
-from conductor.executor import plan_and_run
+from conductor.executor import RunOptions, plan_and_run
 from conductor.planners import Planner
 from conductor.trace import Trace
 from conductor.types import Task
@@ -52,8 +52,8 @@ class Service:
         task = Task.adhoc(question, source="serve")
         try:
             async with asyncio.timeout(self.config.request_timeout_s):
-                return await plan_and_run(task, self.pool, planner, config=self.execution_for(max_usd),
-                                          run_id=self.run.run_id)
+                options = RunOptions(config=self.execution_for(max_usd), run_id=self.run.run_id)
+                return await plan_and_run(task, self.pool, planner, options)
         except TimeoutError:
             # The calls made so far are lost with the cancelled run; the request itself is kept.
             return Trace(problem_id=task.id, source=task.source, domain=task.domain, pool=self.pool.ids,

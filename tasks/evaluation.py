@@ -8,8 +8,7 @@ import asyncio
 import contextlib
 import logging
 import threading
-from concurrent.futures import Future, ThreadPoolExecutor
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,102 +18,11 @@ from prefect.concurrency.sync import concurrency
 
 from conductor.data.schema import Problem
 from conductor.methods import Method
-from conductor.trace import Trace
-from tasks.solve import TraceBatches, _solve, solving_stopped
-from tasks.traces import record_traces, warehouse_file
+from tasks.solve import Cancellation, solve_all
+from tasks.traces import TraceBatches, TraceWriter, warehouse_file, write_lock
 from warehouse import evaluation as wh
 from warehouse.records import DatasetManifest, Run
 from warehouse.store import TraceStore
-
-# Benchmark x method tasks run in threads of one process, and DuckDB takes one writer at a
-# time: their batches are written one after another.
-_WRITE_LOCK = threading.Lock()
-
-
-def write_lock() -> threading.Lock:
-    """The lock, reached through a function: a task's function is pickled by value when it runs on
-    Dask (prefect-dask), and a module-level lock named in it directly cannot be pickled."""
-    return _WRITE_LOCK
-
-
-# One trace-writer thread per process, shared by every solve task (made on first use; reached
-# through a function for the same reason as the lock). Writes handed off by a task that did not
-# wait for them are kept under the task's run id until `drain_trace_writes` waits for them: two
-# evaluations in one process each wait for, and answer for, their own.
-_WRITER: ThreadPoolExecutor | None = None
-_HANDED_OFF: dict[str, list[Future[None]]] = {}
-_WRITER_LOCK = threading.Lock()
-
-
-def trace_writer() -> ThreadPoolExecutor:
-    global _WRITER
-    with _WRITER_LOCK:
-        if _WRITER is None:
-            _WRITER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="trace-writer")
-        return _WRITER
-
-
-def drain_trace_writes(run_ids: Iterable[str] | None = None) -> int:
-    """Wait for every write the solve tasks of `run_ids` (default: all) handed off
-    (`wait_for_writes=False`); raises the first failed write after waiting for all of them.
-    Returns how many batches were waited for."""
-    with _WRITER_LOCK:
-        keys = list(_HANDED_OFF) if run_ids is None else [r for r in run_ids if r in _HANDED_OFF]
-        writes = [w for k in keys for w in _HANDED_OFF.pop(k)]
-    errors = [w.exception() for w in writes]
-    failed = [e for e in errors if e is not None]
-    if failed:
-        raise RuntimeError(f"{len(failed)} of {len(writes)} trace batches were not written") from failed[0]
-    return len(writes)
-
-
-class LockedBatches(TraceBatches):
-    """Batches written by the process's trace-writer thread, so that the event loop keeps solving
-    while DuckDB writes (a write of 100 traces blocked every question in flight for ~0.3 s: profiled
-    in docs/evaluation.md, "Speed"); batches of all tasks are written one at a time (the lock).
-    `flush` writes what is left and waits for every batch, raising a failed write. `finish` (the
-    solve is over) does the same, or, with `wait_at_end=False`, hands the rest to the writer and
-    returns at once: the next task starts solving while this one's last batch is written, and
-    `drain_trace_writes` waits for it (the evaluation flow does, before it reads the warehouse)."""
-
-    def __init__(self, db_path: str | None, size: int, *, wait_at_end: bool = True, run_id: str = "") -> None:
-        super().__init__(db_path, size)
-        self.wait_at_end, self.run_id = wait_at_end, run_id
-        self.handed = 0  # questions given to the writer
-        self._writes: list[Future[None]] = []
-
-    def _write(self, batch: list[Trace]) -> None:
-        with write_lock():
-            record_traces.fn(batch, self.db_path)
-        self.recorded += len(batch)  # one writer thread: no race
-
-    def _submit_pending(self) -> None:
-        if self.pending:
-            batch, self.pending = self.pending, []
-            self.handed += len(batch)
-            self._writes.append(trace_writer().submit(self._write, batch))
-
-    def add(self, trace: Trace) -> None:
-        self.pending.append(trace)
-        if len(self.pending) >= self.size:
-            self._submit_pending()
-
-    def flush(self) -> None:
-        self._submit_pending()
-        writes, self._writes = self._writes, []
-        for w in writes:
-            w.result()
-
-    def finish(self) -> None:
-        if self.wait_at_end:
-            self.flush()
-            return
-        self._submit_pending()
-        # Kept in `_writes` too: a `flush` after `finish` still waits for every batch of this sink
-        # (the kill drill flushes, then is killed, and counts on the traces being written).
-        with _WRITER_LOCK:
-            _HANDED_OFF.setdefault(self.run_id, []).extend(self._writes)
-
 
 LEASE_S = 60.0  # seconds a killed holder keeps its provider slots (the server's minimum)
 
@@ -124,14 +32,18 @@ LEASE_S = 60.0  # seconds a killed holder keeps its provider slots (the server's
 @task(name="solve-benchmark", cache_policy=NO_CACHE, task_run_name="{benchmark}-{method_name}-r{repeat}")
 def solve_benchmark(problems: list[Problem], method: Method, run_id: str, benchmark: str, method_name: str,
                     repeat: int, seed: int = 0, db_path: str | None = None, batch_size: int = 100,
-                    limits: Sequence[str] = (), wait_for_writes: bool = True) -> int:
+                    limits: Sequence[str] = (), writer: TraceWriter | None = None,
+                    cancellation: Cancellation | None = None) -> int:
     """Solve one benchmark's problems (or every benchmark's: `benchmark="all"`; traces carry their
-    source) with one Method in one repeat; returns how many traces were handed to the warehouse
-    (all of them written, unless `wait_for_writes=False`: then the last batch may still be being
-    written when the task returns, and `drain_trace_writes([run_id])` in this process waits for it).
+    source) with one Method in one repeat; returns how many traces were handed to the warehouse.
+    With the flow's `writer` the batches are submitted to it and the task returns once the last
+    is handed over (the flow's `writer.drain()` waits for them); without one (a Dask worker) the
+    task writes them itself and returns when all are written.
     `limits`: Prefect global concurrency limits (one per provider the method's pool uses), one
-    slot of each held for the whole solve; strict: a missing limit is an error, never unbounded."""
-    sink = LockedBatches(db_path, batch_size, wait_at_end=wait_for_writes, run_id=run_id)
+    slot of each held for the whole solve; strict: a missing limit is an error, never unbounded.
+    `cancellation.stop()` (Ctrl-C) ends the solve early: the task returns what finished, and the
+    flow, seeing `cancellation.stopped`, cancels its runs."""
+    sink = TraceBatches(db_path, batch_size, writer=writer, wait_at_end=writer is None)
     # The shortest lease the server takes (60 s, renewed while held): a process killed with -9
     # holds its slots until the lease expires, and Prefect's default (300 s) stalled the next
     # nightly's evaluation for five minutes (the kill drill, tests/test_nightly_kill_drill.py).
@@ -139,12 +51,12 @@ def solve_benchmark(problems: list[Problem], method: Method, run_id: str, benchm
             else contextlib.nullcontext())
     with held:
         try:
-            asyncio.run(_solve(problems, method, run_id, seed, sink))
+            asyncio.run(solve_all(problems, method, run_id, seed, sink, cancellation))
         except asyncio.CancelledError:
-            if not solving_stopped():
+            if cancellation is None or not cancellation.stopped:
                 raise
-            # Ctrl-C (`stop_solving`): what finished is handed to the writer, and the task ends
-            # normally with its count; the flow sees `solving_stopped()` and cancels its runs.
+            # Ctrl-C: what finished is handed to the warehouse, and the task ends normally with
+            # its count; the flow sees `cancellation.stopped` and cancels its runs.
     return sink.handed
 
 

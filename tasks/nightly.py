@@ -61,7 +61,7 @@ def question_outcomes(evaluation_id: str, db_path: str | None = None) -> dict[st
 
 
 @task(name="spend", cache_policy=NO_CACHE, retries=2, retry_delay_seconds=[1, 5])
-def spend(run_ids: list[str], db_path: str | None = None) -> float:
+def spend(run_ids: list[str], db_path: str | None = None) -> float | None:
     with TraceStore(warehouse_file(db_path), read_only=True) as store:
         return wh.spend(store, run_ids)
 
@@ -107,21 +107,39 @@ def nightly_run(run_id: str, status: str, params: dict[str, Any], simulated: boo
                pid=os.getpid(), params=params)
 
 
+class Tables(BaseModel):
+    """The summary's tables: one row per method (and the decision), and $ by method and benchmark."""
+
+    summary: list[dict[str, Any]]
+    costs: list[dict[str, Any]]
+
+
+class Artifacts(BaseModel):
+    """What a night publishes as Prefect artifacts: its title (every artifact's description), the
+    tables, the Table-7-style results, the links and the images (name -> URL)."""
+
+    title: str
+    tables: Tables
+    results_markdown: str
+    links: dict[str, str] = {}
+    images: dict[str, str] = {}
+
+
 @task(name="publish-summary", cache_policy=NO_CACHE)
-def publish(summary_rows: list[dict[str, Any]], results_markdown: str, cost_rows: list[dict[str, Any]],
-            links: dict[str, str], title: str, images: dict[str, str] | None = None) -> None:
+def publish(artifacts: Artifacts) -> None:
     """The summary table, the Table-7-style results, the cost table, the links and the images
-    (name -> URL: the strategies over training), as Prefect artifacts of the running flow (keys
-    are stable, so the UI shows each one's history)."""
-    create_table_artifact(key="nightly-summary", table=summary_rows, description=title)
-    create_markdown_artifact(key="nightly-results", markdown=results_markdown, description=title)
-    create_table_artifact(key="nightly-costs", table=cost_rows or [{"note": "no calls recorded"}],
+    (the strategies over training), as Prefect artifacts of the running flow (keys are stable,
+    so the UI shows each one's history)."""
+    title = artifacts.title
+    create_table_artifact(key="nightly-summary", table=artifacts.tables.summary, description=title)
+    create_markdown_artifact(key="nightly-results", markdown=artifacts.results_markdown, description=title)
+    create_table_artifact(key="nightly-costs", table=artifacts.tables.costs or [{"note": "no calls recorded"}],
                           description=f"{title}: $ by method and benchmark")
-    for name, url in links.items():
+    for name, url in artifacts.links.items():
         if url:
             create_link_artifact(key=f"nightly-{name.replace('_', '-')}", link=url, link_text=name.replace("_", " "),
                                  description=title)
-    for name, url in (images or {}).items():
+    for name, url in artifacts.images.items():
         create_image_artifact(image_url=url, key=f"nightly-{name.replace('_', '-')}", description=title)
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from prefect import get_run_logger, task
 from prefect.cache_policies import NO_CACHE
+from pydantic import BaseModel
 
 from conductor.config import load_settings
 from conductor.data.schema import Problem
@@ -79,8 +80,17 @@ def grpo_chunk_task(plan: ChunkPlan, train: list[Problem], held_out: list[Proble
     return out
 
 
+class Registered(BaseModel):
+    """A training run as registered in MLflow: the run, the model and its version."""
+
+    run_id: str  # the MLflow run
+    model_uri: str  # "" when no model was logged
+    version: str  # the registered version ("" when none)
+    strategies_plot: str = ""  # the MLflow artifact path of the strategies-over-training plot ("" when none)
+
+
 @task(name="register-model", cache_policy=NO_CACHE, retries=1)
-def register_task(params: dict[str, Any], chunks: list[dict[str, Any]], run_id: str | None = None) -> dict[str, str]:
+def register_task(params: dict[str, Any], chunks: list[dict[str, Any]], run_id: str | None = None) -> Registered:
     """One MLflow run for the whole training: every chunk's steps, the last chunk's model; the
     warehouse run `run_id` (when given) gets its MLflow run id and is marked finished."""
     from registry.runs import STRATEGIES_PLOT, TrainingRun
@@ -96,10 +106,9 @@ def register_task(params: dict[str, Any], chunks: list[dict[str, Any]], run_id: 
                             summary={"usd_total": last["usd"], "calls_total": last["calls"], "steps_done": last["steps"]})
     if run_id:
         WarehouseSink.for_settings(run_id=run_id, simulated=simulated).close("finished", mlflow_run_id=logged.run_id)
-    return {"run_id": logged.run_id, "model_uri": logged.model.model_uri if logged.model else "",
-            "version": logged.model.version if logged.model else "",
-            # the MLflow artifact path of the strategies-over-training plot, "" when none was drawn
-            "strategies_plot": STRATEGIES_PLOT if STRATEGIES_PLOT in logged.plots else ""}
+    return Registered(run_id=logged.run_id, model_uri=logged.model.model_uri if logged.model else "",
+                      version=logged.model.version if logged.model else "",
+                      strategies_plot=STRATEGIES_PLOT if STRATEGIES_PLOT in logged.plots else "")
 
 
 class WarehouseSink:

@@ -9,7 +9,7 @@ import pytest
 
 from conductor.config import ExecutionConfig
 from conductor.data.schema import Problem
-from conductor.executor import plan_and_run, run_plan
+from conductor.executor import RunOptions, plan_and_run, run_plan
 from conductor.methods import Method
 from conductor.planners import ModelPlanner, ScriptedPlanner, TemplatePlanner
 from conductor.solve import solve_many
@@ -26,7 +26,7 @@ ONE_STEP = render(Workflow(model_id=(0,), subtasks=("Solve it.",), access_list=(
 
 async def test_run_plan_turns_text_into_an_executed_trace_carrying_the_task():
     w = ScriptedWorker(spec("a"), reply=lambda m: "42")
-    trace = await run_plan(ONE_STEP, TASK, pool_of(w), run_id="r")
+    trace = await run_plan(ONE_STEP, TASK, pool_of(w), options=RunOptions(run_id="r"))
     assert trace.answer == "42" and trace.parse_status == "ok" and trace.run_id == "r"
     assert (trace.problem_id, trace.source, trace.domain) == ("p1", "test", "freeform")
     assert trace.calls == 1 and trace.usage.input_tokens == 10 and trace.usage.cost_usd == pytest.approx(0.001)
@@ -69,7 +69,7 @@ async def test_fifty_questions_with_one_crashing_call_store_fifty_traces(tmp_pat
 
     tasks = [Task.adhoc(f"question {i}", "freeform", source="fifty") for i in range(50)]
     pool = pool_of(ScriptedWorker(spec("a"), reply=reply))
-    traces = await solve_many(tasks, pool, ScriptedPlanner([ONE_STEP]), run_id="run-50", verifier=None)
+    traces = await solve_many(tasks, pool, ScriptedPlanner([ONE_STEP]), RunOptions(run_id="run-50"), verifier=None)
     with TraceStore(tmp_path / "w.duckdb") as store:
         store.write_traces(traces)
         rows = store.query("SELECT count(*) AS n, count_if(t.stop_reason IS NOT NULL) AS failed FROM traces t"
@@ -87,6 +87,25 @@ async def test_a_crashing_verifier_is_that_question_s_wrong_verdict():
     [trace] = await solve_many([TASK], pool, ScriptedPlanner([ONE_STEP]), verifier=verifier)
     assert trace.verdict == Verdict(correct=False, reason="verifier failed: RuntimeError: no sandbox", method="error")
     assert trace.reward == 0.5
+
+
+async def test_only_a_question_with_a_reference_is_graded():
+    """A question typed at the CLI or sent to the server (Task.adhoc) has no reference answer:
+    the verifier is never asked, and its trace has no verdict (unknown, not wrong)."""
+    asked: list[str] = []
+
+    def verifier(problem, answer):
+        asked.append(problem.id)
+        return Verdict(correct=answer == problem.answer, reason="compared", method="exact")
+
+    adhoc = Task.adhoc("What is 6 times 7?")
+    assert (adhoc.id, adhoc.source, adhoc.domain, adhoc.question) == (
+        Problem.make_id("cli", "What is 6 times 7?"), "cli", "freeform", "What is 6 times 7?")
+    pool = pool_of(ScriptedWorker(spec("a"), reply=lambda m: "42"))
+    unknown, known = await solve_many([adhoc, TASK], pool, ScriptedPlanner([ONE_STEP]), verifier=verifier)
+    assert asked == ["p1"]
+    assert unknown.verdict is None and unknown.problem_id == adhoc.id and unknown.source == "cli"
+    assert known.verdict is not None and known.verdict.correct and known.problem_id == "p1"
 
 
 async def test_a_question_s_grading_does_not_hold_its_in_flight_slot():
@@ -111,7 +130,7 @@ async def test_a_question_s_grading_does_not_hold_its_in_flight_slot():
     pool = pool_of(ScriptedWorker(spec("a"), reply=reply))
     async with asyncio.timeout(10):
         traces = await solve_many(tasks, pool, ScriptedPlanner([ONE_STEP]), verifier=verifier,
-                                  config=ExecutionConfig(questions_in_flight=1))
+                                  options=RunOptions(config=ExecutionConfig(questions_in_flight=1)))
     assert [t.verdict.correct for t in traces] == [True, True] and [t.reward for t in traces] == [1.0, 1.0]
     assert [t.problem_id for t in traces] == ["p0", "p1"] and len(called) == 2
 
@@ -119,7 +138,7 @@ async def test_a_question_s_grading_does_not_hold_its_in_flight_slot():
 async def test_a_worker_without_a_price_is_refused_under_a_dollar_budget():
     w = ScriptedWorker(spec("a", prices=None), cost=None)
     cfg = ExecutionConfig(max_usd_per_question=1.0)
-    trace = await run_plan(ONE_STEP, TASK, pool_of(w), config=cfg)
+    trace = await run_plan(ONE_STEP, TASK, pool_of(w), options=RunOptions(config=cfg))
     assert not w.seen and trace.steps[0].status == "budget_exhausted"
     assert "no known price" in trace.steps[0].error
     # Without a budget the same call runs, and its cost is recorded as unknown, not 0.
@@ -131,7 +150,7 @@ async def test_a_call_that_comes_back_without_a_cost_spends_the_budget():
     priced_but_silent = ScriptedWorker(spec("a"), cost=None)  # a price in the pool, none in the answer
     b = ScriptedWorker(spec("b"))
     text = render(Workflow(model_id=(0, 1), subtasks=("x", "y"), access_list=((), (0,))))
-    trace = await run_plan(text, TASK, pool_of(priced_but_silent, b), config=ExecutionConfig(max_usd_per_question=5.0))
+    trace = await run_plan(text, TASK, pool_of(priced_but_silent, b), options=RunOptions(config=ExecutionConfig(max_usd_per_question=5.0)))
     assert trace.steps[0].status == "ok" and trace.steps[1].status == "budget_exhausted" and not b.seen
     assert "no cost" in trace.stop_reason
 
@@ -145,7 +164,7 @@ async def test_the_planner_call_has_a_timeout():
 
     pool = pool_of(ScriptedWorker(spec("a")))
     trace = await asyncio.wait_for(
-        plan_and_run(TASK, pool, Stuck(), config=ExecutionConfig(planner_timeout_s=0.05)), timeout=5)
+        plan_and_run(TASK, pool, Stuck(), options=RunOptions(config=ExecutionConfig(planner_timeout_s=0.05))), timeout=5)
     assert trace.parse_status == "planner_error" and "timed out after 0.05s" in trace.parse_error
 
 

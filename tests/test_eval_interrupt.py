@@ -96,3 +96,59 @@ def test_ctrl_c_during_an_evaluation_keeps_every_finished_question_and_cancels_t
     assert all(r["finished_at"] is not None for r in runs)
     new = {k: v for k, v in _flow_run_states(api_url).items() if k not in before}
     assert list(new.values()) == ["CANCELLED"], new
+
+
+LEFT_BY_AN_INTERRUPT = """\
+import sys
+from pathlib import Path
+from conductor.evaluation.config import EvalConfig
+from flows.evaluation import evaluation_flow
+
+problems, pool, db, out = sys.argv[1:5]
+evaluation_flow(EvalConfig(methods=["template:single"], problems_file=Path(problems), pool_file=Path(pool),
+                           log_to_mlflow=False, out_dir=Path(out)), db_path=db)
+"""
+
+
+def test_an_interrupt_without_the_commands_handler_still_stops_the_solves(prefect_harness: Path,
+                                                                           tmp_path: Path) -> None:
+    """An evaluation called with no command's cancellation (as the nightly's evaluation stage
+    calls it) and Python's own Ctrl-C (a KeyboardInterrupt in the flow's thread): the flow stops
+    its solves as it unwinds, instead of waiting for the worker threads to answer every question,
+    and what they finished is written."""
+    from prefect.settings import PREFECT_API_URL
+
+    problems = tmp_path / "problems.jsonl"
+    problems.write_text("".join(p.model_dump_json() + "\n" for p in bank_splits().train[:PROBLEMS]))
+    home, db = tmp_path / "home", tmp_path / "w.duckdb"
+    env = os.environ | {"CONDUCTOR_HOME": str(home), "PREFECT_HOME": str(home / "prefect"),
+                        "PREFECT_API_URL": PREFECT_API_URL.value()}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", LEFT_BY_AN_INTERRUPT, str(problems), str(_slow_pool(tmp_path / "slow.yaml")), str(db),
+         str(tmp_path / "out")], env=env, cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines: list[str] = []
+    answering = threading.Event()
+
+    def read() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.append(line)
+            if "Task run 'start-evaluation" in line:
+                answering.set()
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        assert answering.wait(timeout=300), "".join(lines)[-3000:]
+        threading.Event().wait(5)
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    reader.join(timeout=30)
+    output = "".join(lines)
+    assert proc.returncode != 0 and "KeyboardInterrupt" in output, output[-3000:]
+    with TraceStore(db, read_only=True) as store:
+        traces = store.query("SELECT count(*) AS n FROM traces WHERE depth = 0").to_pylist()[0]["n"]
+    assert 0 < traces < PROBLEMS, output[-3000:]  # stopped mid-way, with its finished questions kept

@@ -11,6 +11,7 @@ import yaml
 from conductor.data.synthetic import generate_bank
 from conductor.evaluation.baselines import REFLECT_ROUNDS
 from conductor.evaluation.methods import MethodSpecError, method_from_spec
+from conductor.executor import RunOptions
 from conductor.solve import solve_many
 from conductor.types import Task
 from conductor.workers.registry import BuildContext
@@ -23,7 +24,7 @@ def _run(spec: str, pool_file: Path, problems: list, **kw: object) -> list:
 
     async def go() -> list:
         async with method.open_pool(BuildContext(problems=problems)) as pool:
-            return await solve_many([Task.of(p) for p in problems], pool, method.planner, config=method.execution)
+            return await solve_many([Task.of(p) for p in problems], pool, method.planner, options=RunOptions(config=method.execution))
 
     return asyncio.run(go())
 
@@ -147,6 +148,6 @@ def test_router_method_trains_on_the_train_split_and_routes(fast_pool: Path) -> 
 def _run_method(method, problems: list) -> list:  # noqa: ANN001
     async def go() -> list:
         async with method.open_pool(BuildContext(problems=problems)) as pool:
-            return await solve_many([Task.of(p) for p in problems], pool, method.planner, config=method.execution)
+            return await solve_many([Task.of(p) for p in problems], pool, method.planner, options=RunOptions(config=method.execution))
 
     return asyncio.run(go())

@@ -14,6 +14,7 @@ import pytest
 
 from conductor.data.synthetic import generate_bank
 from conductor.evaluation.methods import SETTING_OUTPUT_TOKENS, method_from_spec
+from conductor.executor import RunOptions
 from conductor.solve import solve_many
 from conductor.types import Task
 from conductor.workers.registry import BuildContext
@@ -26,7 +27,7 @@ def _run(spec: str, pool_file: Path, problems: list, setting: str) -> list:
 
     async def go() -> list:
         async with method.open_pool(BuildContext(problems=problems)) as pool:
-            return await solve_many([Task.of(p) for p in problems], pool, method.planner, config=method.execution)
+            return await solve_many([Task.of(p) for p in problems], pool, method.planner, options=RunOptions(config=method.execution))
 
     return asyncio.run(go())
 

@@ -9,7 +9,7 @@ import pytest
 
 from conductor.config import ExecutionConfig
 from conductor.data.schema import Problem
-from conductor.executor import execute, plan_and_run, run_plan
+from conductor.executor import RunOptions, execute, plan_and_run, run_plan
 from conductor.planners import ScriptedPlanner
 from conductor.prompts import PriorStep, conductor_messages, step_message
 from conductor.trace import Trace
@@ -79,7 +79,7 @@ async def test_worker_concurrency_limit_is_respected():
 
 async def test_retryable_errors_are_retried_and_counted():
     w = ScriptedWorker(spec("a"), failures=[rate_limited(), WorkerError("503", retryable=True, status=503)])
-    trace = await execute(wf([0], ["x"], [()]), TASK, pool_of(w), config=ExecutionConfig(**FAST))
+    trace = await execute(wf([0], ["x"], [()]), TASK, pool_of(w), options=RunOptions(config=ExecutionConfig(**FAST)))
     assert trace.steps[0].status == "ok" and trace.steps[0].call.usage.retries == 2
     assert len(w.seen) == 3
 
@@ -87,7 +87,7 @@ async def test_retryable_errors_are_retried_and_counted():
 async def test_retries_are_bounded():
     w = ScriptedWorker(spec("a"), failures=[rate_limited() for _ in range(5)])
     cfg = ExecutionConfig(max_retries=2, **FAST)
-    trace = await execute(wf([0], ["x"], [()]), TASK, pool_of(w), config=cfg)
+    trace = await execute(wf([0], ["x"], [()]), TASK, pool_of(w), options=RunOptions(config=cfg))
     step = trace.steps[0]
     assert step.status == "error" and "after 2 retries" in step.error
     assert len(w.seen) == 3 and trace.answer is None and "final step error" in trace.stop_reason
@@ -95,7 +95,7 @@ async def test_retries_are_bounded():
 
 async def test_non_retryable_errors_fail_at_once():
     w = ScriptedWorker(spec("a"), failures=[WorkerError("401 bad key for a", retryable=False, status=401)])
-    trace = await execute(wf([0], ["x"], [()]), TASK, pool_of(w), config=ExecutionConfig(**FAST))
+    trace = await execute(wf([0], ["x"], [()]), TASK, pool_of(w), options=RunOptions(config=ExecutionConfig(**FAST)))
     assert len(w.seen) == 1 and trace.steps[0].call.usage.retries == 0
     assert "401" in trace.steps[0].error
 
@@ -103,7 +103,7 @@ async def test_non_retryable_errors_fail_at_once():
 async def test_timeouts_are_retried_then_fail():
     w = ScriptedWorker(spec("a"), delay_s=10)
     cfg = ExecutionConfig(timeout_s=0.05, max_retries=1, **FAST)
-    trace = await execute(wf([0], ["x"], [()]), TASK, pool_of(w), config=cfg)
+    trace = await execute(wf([0], ["x"], [()]), TASK, pool_of(w), options=RunOptions(config=cfg))
     assert len(w.seen) == 2
     assert trace.steps[0].status == "error" and "timed out after 0.05s" in trace.steps[0].error
 
@@ -119,14 +119,14 @@ def test_backoff_honours_retry_after_and_caps():
 async def test_output_token_budget_is_passed_to_workers():
     w = ScriptedWorker(spec("a", max_tokens=2000, temperature=0.2))
     cfg = ExecutionConfig(max_output_tokens=256)
-    await execute(wf([0], ["x"], [()]), TASK, pool_of(w), config=cfg)
+    await execute(wf([0], ["x"], [()]), TASK, pool_of(w), options=RunOptions(config=cfg))
     assert w.seen[0].max_tokens == 256 and w.seen[0].temperature == 0.2
 
 
 async def test_dollar_budget_stops_new_calls():
     ws = [ScriptedWorker(spec(n), cost=0.01) for n in "abc"]
     cfg = ExecutionConfig(max_usd_per_question=0.015)
-    trace = await execute(wf([0, 1, 2], ["x", "y", "z"], [(), (0,), (1,)]), TASK, pool_of(*ws), config=cfg)
+    trace = await execute(wf([0, 1, 2], ["x", "y", "z"], [(), (0,), (1,)]), TASK, pool_of(*ws), options=RunOptions(config=cfg))
     assert [s.status for s in trace.steps] == ["ok", "ok", "budget_exhausted"]
     assert len(ws[2].seen) == 0
     assert "dollar budget" in trace.stop_reason and trace.answer is None
@@ -135,7 +135,7 @@ async def test_dollar_budget_stops_new_calls():
 
 async def test_step_budget_is_enforced_for_code_built_workflows():
     w = ScriptedWorker(spec("a"))
-    trace = await execute(wf([0] * 4, "abcd", [()] * 4), TASK, pool_of(w), config=ExecutionConfig(max_steps=3))
+    trace = await execute(wf([0] * 4, "abcd", [()] * 4), TASK, pool_of(w), options=RunOptions(config=ExecutionConfig(max_steps=3)))
     assert trace.parse_status == "too_many_steps" and not w.seen and trace.steps == []
 
 
@@ -152,7 +152,7 @@ async def test_failed_step_stop_policy_skips_the_rest():
     bad = ScriptedWorker(spec("bad"), failures=[WorkerError("400", retryable=False)])
     later = ScriptedWorker(spec("later"), delay_s=0.05)
     cfg = ExecutionConfig(on_step_failure="stop")
-    trace = await execute(wf([0, 1, 1], ["x", "y", "z"], [(), (0,), (1,)]), TASK, pool_of(bad, later), config=cfg)
+    trace = await execute(wf([0, 1, 1], ["x", "y", "z"], [(), (0,), (1,)]), TASK, pool_of(bad, later), options=RunOptions(config=cfg))
     assert [s.status for s in trace.steps] == ["error", "skipped", "skipped"]
     assert not later.seen and trace.answer is None and trace.stop_reason.startswith("step 0 error")
 
@@ -167,11 +167,13 @@ async def test_recursion_replans_and_the_child_answer_is_the_step_output():
     a, b, pool = _recursive_pool()
     replan = render(wf([1], ["redo it carefully"], [()]))
     planner = ScriptedPlanner([replan])
-    trace = await execute(wf([0, 2], ["try", "review"], [(), (0,)]), TASK, pool, planner=planner)
+    trace = await execute(wf([0, 2], ["try", "review"], [(), (0,)]), TASK, pool, RunOptions(run_id="r"),
+                          planner=planner)
     step = trace.steps[1]
     assert step.status == "ok" and step.output == "b answered" and trace.answer == "b answered"
     child = step.child
     assert child.parent_trace_id == trace.trace_id and child.depth == 1
+    assert trace.run_id == child.run_id == "r"  # the options reach every round of the question
     prompt = planner.prompts[0][-1].content
     assert "a answered" in prompt and "Earlier workflow and responses" in prompt
     assert [t.depth for t in trace.rounds()] == [0, 1]
@@ -197,7 +199,7 @@ async def test_recursion_depth_is_limited():
     deeper = ScriptedPlanner([render(wf([0, 2], ["again", "review again"], [(), (0,)])), "model_id=[]\nsubtasks=[]\naccess_list=[]"])
     trace = await execute(
         wf([0, 2], ["try", "review"], [(), (0,)]), TASK, pool, planner=deeper,
-        config=ExecutionConfig(max_recursion_depth=2),
+        options=RunOptions(config=ExecutionConfig(max_recursion_depth=2)),
     )
     assert len(deeper.prompts) == 2 and trace.answer == "a answered"
     assert [t.depth for t in trace.rounds()] == [0, 1, 2]
@@ -252,7 +254,7 @@ async def test_unknown_price_marks_totals_not_free():
 
 async def test_one_by_one_mode_runs_steps_in_order():
     ws = [ScriptedWorker(spec(n), delay_s=0.01) for n in "abc"]
-    trace = await execute(wf([0, 1, 2], "xyz", [(), (), ()]), TASK, pool_of(*ws), config=ExecutionConfig(parallel=False))
+    trace = await execute(wf([0, 1, 2], "xyz", [(), (), ()]), TASK, pool_of(*ws), options=RunOptions(config=ExecutionConfig(parallel=False)))
     for earlier, later in zip(trace.steps, trace.steps[1:]):
         assert later.started_at_s >= earlier.finished_at_s
 

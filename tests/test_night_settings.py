@@ -77,6 +77,39 @@ def test_production_run_on_the_simulated_pool_refuses_in_one_line(no_server, mon
     assert "local.yaml" in line and "--allow-simulated" in line
 
 
+# The same rule (conductor/config.py's refuse_accidental_simulation) guards the commands that run
+# on a pool outside the nightly: an evaluation and a server.
+ON_A_POOL = {"eval": ["eval", "-m", "single:nobody"], "serve": ["serve"]}
+
+
+@pytest.mark.parametrize("command", sorted(ON_A_POOL))
+def test_production_eval_and_serve_on_the_simulated_pool_refuse_in_one_line(command: str, no_server,
+                                                                            monkeypatch) -> None:
+    from server.guards import KEYS_ENV
+
+    for name in ("CONDUCTOR_POOL_FILE", "CONDUCTOR_ALLOW_SIMULATED", KEYS_ENV):
+        monkeypatch.delenv(name, raising=False)
+    result = runner.invoke(app, [*ON_A_POOL[command], "--profile", "production"])
+    assert result.exit_code == 2
+    line = _one_error_line(result.output)
+    assert "production" in line and "local.yaml" in line and "--allow-simulated" in line
+
+
+@pytest.mark.parametrize(("command", "next_error"), [("eval", "no worker 'nobody'"), ("serve", "no API keys")])
+def test_allowing_simulation_lets_eval_and_serve_past_the_refusal(command: str, next_error: str, no_server,
+                                                                  monkeypatch) -> None:
+    """CONDUCTOR_ALLOW_SIMULATED=1 (the setting behind --allow-simulated): the command goes on to its
+    next check, which then fails on purpose, so nothing is evaluated or served."""
+    from server.guards import KEYS_ENV
+
+    monkeypatch.delenv("CONDUCTOR_POOL_FILE", raising=False)
+    monkeypatch.delenv(KEYS_ENV, raising=False)
+    monkeypatch.setenv("CONDUCTOR_ALLOW_SIMULATED", "1")
+    result = runner.invoke(app, [*ON_A_POOL[command], "--profile", "production"])
+    assert result.exit_code == 2
+    assert next_error in _one_error_line(result.output)
+
+
 def test_a_night_mixing_simulated_and_real_pools_is_refused() -> None:
     settings = load_settings(profile="local")
     with pytest.raises(SimulatedPoolRefused, match=r"mixes simulated and real pools: training on simulated pool"):

@@ -41,10 +41,10 @@ def night(prefect_harness: Path, tmp_path_factory: pytest.TempPathFactory):  # n
                        "v1": client.get_model_version("conductor", "1")}
         # The next night, with a champion (forced, whatever the first gate said): training starts
         # from the champion's model and the gate compares with the champion, not the baseline.
-        if not first.promoted:
+        if not first.decision.promoted:
             from registry.promotion import force
 
-            force(first.challenger_version)
+            force(first.trained.version)
         champion_eval = champion_eval_flow(NightConfig(heldout_problems=4, baselines=[], concurrency=2))  # champion v1
         second = nightly_flow(night.model_copy(update={"run_key": night.run_key + "-next"}))
         yield {"uri": uri, "first": first, "again": again, "home": prefect_harness, "champion_eval": champion_eval,
@@ -63,32 +63,32 @@ def _store(home: Path) -> TraceStore:
 
 def test_registered_version_and_aliases_follow_the_decision(night) -> None:  # noqa: ANN001
     s, state = night["first"], night["after_first"]  # the registry after the first night and its rerun
-    assert state["versions"] == [(s.challenger_version, "READY")] == [("1", "READY")]
+    assert state["versions"] == [(s.trained.version, "READY")] == [("1", "READY")]
     aliases = state["aliases"]
-    assert aliases["challenger"] == s.challenger_version
+    assert aliases["challenger"] == s.trained.version
     # no champion before the first night: the challenger was compared with the template baseline
-    assert s.champion_version_before is None and s.compared_with.startswith("template:")
-    assert s.started_from == "SFT warm start"
+    assert s.trained.champion_before is None and s.report.compared_with.startswith("template:")
+    assert s.trained.started_from == "SFT warm start"
     # `champion` follows the decision (which decision is test_the_promotion_flow_...'s business)
-    assert aliases.get("champion") == s.champion_version_after == (s.challenger_version if s.promoted else None)
+    assert aliases.get("champion") == s.report.champion_version_after == (s.trained.version if s.decision.promoted else None)
 
 
 def test_the_decision_is_recorded_in_mlflow_and_the_warehouse(night) -> None:  # noqa: ANN001
     s = night["first"]
     v = night["after_first"]["v1"]  # before the fixture's `force` recorded its own decision on it
-    assert v.tags["gate.decision"] == ("promoted" if s.promoted else "rejected")
-    assert v.tags["gate.promotion_id"] == s.promotion_id
+    assert v.tags["gate.decision"] == ("promoted" if s.decision.promoted else "rejected")
+    assert v.tags["gate.promotion_id"] == s.decision.promotion_id
     assert v.tags["gate.baseline"].startswith("template:")
     assert json.loads(v.tags["gate.figures"])["n"] == HELDOUT
-    assert s.reason in v.description
+    assert s.decision.reason in v.description
     with _store(night["home"]) as store:
         rows = store.query("SELECT * FROM promotions WHERE challenger_version = ? AND challenger_eval_id = ?",
-                           [s.challenger_version, s.evaluation_id]).to_pylist()
+                           [s.trained.version, s.evaluated.evaluation_id]).to_pylist()
         nightly = store.query("SELECT * FROM v_nightly WHERE run_key = ? ORDER BY started_at",
-                              [s.run_key]).to_pylist()
-    assert len(rows) == 1 and rows[0]["promotion_id"] == s.promotion_id and rows[0]["promoted"] == s.promoted
+                              [s.night.run_key]).to_pylist()
+    assert len(rows) == 1 and rows[0]["promotion_id"] == s.decision.promotion_id and rows[0]["promoted"] == s.decision.promoted
     assert [(r["status"], r["promotion_id"], r["challenger_version"]) for r in nightly] == \
-        [("finished", s.promotion_id, s.challenger_version)] * 2
+        [("finished", s.decision.promotion_id, s.trained.version)] * 2
 
 
 def test_traces_of_training_and_evaluation_are_in_duckdb(night) -> None:  # noqa: ANN001
@@ -96,25 +96,25 @@ def test_traces_of_training_and_evaluation_are_in_duckdb(night) -> None:  # noqa
     with _store(night["home"]) as store:
         per_spec = store.query(
             "SELECT spec, count(*) AS n, count(DISTINCT problem_id) AS problems FROM v_question_outcomes"
-            " WHERE evaluation_id = ? GROUP BY spec", [s.evaluation_id]).to_pylist()
+            " WHERE evaluation_id = ? GROUP BY spec", [s.evaluated.evaluation_id]).to_pylist()
         train = store.query("SELECT r.status, count(t.trace_id) AS traces FROM runs r JOIN traces t USING (run_id)"
                             " WHERE r.kind = 'train' AND r.mlflow_run_id = ? GROUP BY r.status",
-                            [s.mlflow_run_id]).to_pylist()
+                            [s.trained.run_id]).to_pylist()
     assert len(per_spec) == 2  # the challenger and the template baseline, on the same problems
     assert all(r["n"] == r["problems"] == HELDOUT for r in per_spec)
     assert len(train) == 1 and train[0]["status"] == "finished" and train[0]["traces"] > 0
-    assert set(s.accuracy) == {f"challenger v{s.challenger_version}", f"{s.compared_with} (baseline: no champion yet)"}
-    assert s.simulated and s.usd_evaluation > 0
+    assert set(s.report.scores.accuracy) == {f"challenger v{s.trained.version}", f"{s.report.compared_with} (baseline: no champion yet)"}
+    assert s.evaluated.simulated and s.costs.usd_evaluation > 0
 
 
 def test_a_rerun_of_the_same_night_reuses_every_stage(night) -> None:  # noqa: ANN001
     first, again = night["first"], night["again"]
-    assert (again.challenger_version, again.evaluation_id, again.promotion_id) == \
-        (first.challenger_version, first.evaluation_id, first.promotion_id)
+    assert (again.trained.version, again.evaluated.evaluation_id, again.decision.promotion_id) == \
+        (first.trained.version, first.evaluated.evaluation_id, first.decision.promotion_id)
     assert len(night["after_first"]["versions"]) == 1
     with _store(night["home"]) as store:
         n = store.query("SELECT count(*) AS n FROM promotions WHERE challenger_eval_id = ?",
-                        [first.evaluation_id]).to_pylist()
+                        [first.evaluated.evaluation_id]).to_pylist()
     assert n == [{"n": 1}]
 
 
@@ -134,14 +134,14 @@ def test_artifacts_are_published(night) -> None:  # noqa: ANN001
     # The latest of each key is the second night's (challenger v2 against champion v1).
     s = night["second"]
     results = by_key["nightly-results"].data
-    assert "simulated" in results.lower() and s.reason in results and "| avg |" in results
+    assert "simulated" in results.lower() and s.decision.reason in results and "| avg |" in results
     summary = str(by_key["nightly-summary"].data)
     assert "challenger v2" in summary and "champion v1" in summary
     assert "/#/models/conductor/versions/2)" in by_key["nightly-model-version"].data  # [text](url)
-    assert s.mlflow_run_id in by_key["nightly-training-run"].data
+    assert s.trained.run_id in by_key["nightly-training-run"].data
     # The challenger's strategies over training, an image the MLflow UI serves from its run.
     strategies = by_key["nightly-strategies"]
-    assert strategies.type == "image" and s.mlflow_run_id in strategies.data and "strategies.png" in strategies.data
+    assert strategies.type == "image" and s.trained.run_id in strategies.data and "strategies.png" in strategies.data
 
 
 def test_bad_parameters_are_one_clear_error(prefect_harness) -> None:  # noqa: ANN001
@@ -155,13 +155,13 @@ def test_champion_eval_evaluates_the_baseline_before_any_champion_then_the_champ
     from flows.nightly import BASELINE
 
     before, after = night["before_any"], night["champion_eval"]
-    assert (before["champion_version"], before["spec"]) == (None, BASELINE)
-    assert after["champion_version"] == "1" and after["spec"].startswith("conductor:") and after["spec"].endswith("/v1")
+    assert (before.champion_version, before.spec) == (None, BASELINE)
+    assert after.champion_version == "1" and after.spec.startswith("conductor:") and after.spec.endswith("/v1")
     for out in (before, after):
         with _store(night["home"]) as store:
             n = store.query("SELECT count(*) AS n FROM v_question_outcomes WHERE evaluation_id = ?",
-                            [out["evaluation_id"]]).to_pylist()
-        assert n == [{"n": 4}] and set(out["accuracy"]) == {out["spec"]}
+                            [out.evaluated.evaluation_id]).to_pylist()
+        assert n == [{"n": 4}] and set(out.accuracy) == {out.spec}
 
 
 def test_the_gate_never_decides_twice_for_one_version(night) -> None:  # noqa: ANN001
@@ -172,30 +172,30 @@ def test_the_gate_never_decides_twice_for_one_version(night) -> None:  # noqa: A
     s = night["second"]
     with _store(night["home"]) as store:
         specs = [r["spec"] for r in store.query("SELECT DISTINCT spec FROM v_question_outcomes WHERE evaluation_id = ?",
-                                                [s.evaluation_id]).to_pylist()]
-    again = promotion_flow(GateInputs(challenger_version="2", evaluation_id=s.evaluation_id,
+                                                [s.evaluated.evaluation_id]).to_pylist()]
+    again = promotion_flow(GateInputs(challenger_version="2", evaluation_id=s.evaluated.evaluation_id,
                                       challenger_spec=next(x for x in specs if x.endswith("/v2")),
                                       champion_spec=next(x for x in specs if x.endswith("/v1")), champion_version="1"))
-    assert again.promotion_id == s.promotion_id and again.promoted == s.promoted
+    assert again.promotion_id == s.decision.promotion_id and again.promoted == s.decision.promoted
     with _store(night["home"]) as store:
         n = store.query("SELECT count(*) AS n FROM promotions WHERE challenger_eval_id = ?",
-                        [s.evaluation_id]).to_pylist()
+                        [s.evaluated.evaluation_id]).to_pylist()
     assert n == [{"n": 1}]
 
 
 def test_with_a_champion_the_night_trains_from_it_and_is_gated_against_it(night) -> None:  # noqa: ANN001
     s = night["second"]
-    assert s.challenger_version == "2" and s.champion_version_before == "1"
-    assert s.started_from == "champion v1" and s.compared_with == "v1"
+    assert s.trained.version == "2" and s.trained.champion_before == "1"
+    assert s.trained.started_from == "champion v1" and s.report.compared_with == "v1"
     client = mlflow.MlflowClient(tracking_uri=night["uri"], registry_uri=night["uri"])
     v2 = client.get_model_version("conductor", "2")
     assert v2.tags["gate.champion_version"] == "1" and v2.tags["gate.baseline"] == ""
     # GRPO started from the champion's weights: the training run's params name its model directory.
-    params = client.get_run(s.mlflow_run_id).data.params
+    params = client.get_run(s.trained.run_id).data.params
     assert params["model_name_or_path"].endswith("/models/v1")
     aliases = {a: str(v) for a, v in client.get_registered_model("conductor").aliases.items()}
-    assert aliases["challenger"] == "2" and aliases["champion"] == ("2" if s.promoted else "1")
-    assert set(s.accuracy) == {"challenger v2", "champion v1"}
+    assert aliases["challenger"] == "2" and aliases["champion"] == ("2" if s.decision.promoted else "1")
+    assert set(s.report.scores.accuracy) == {"challenger v2", "champion v1"}
 
 
 def _evaluation(db: Path, sides: dict[str, bool], n: int = 12) -> str:
@@ -220,6 +220,10 @@ def _evaluation(db: Path, sides: dict[str, bool], n: int = 12) -> str:
                       for i, p in enumerate(problems)]
             store.write_traces([t.model_copy(update={"verdict": Verdict(correct=right, method="test")})
                                 for t in traces])
+        # Every call priced (the factory leaves some prices unknown): a $ unknown on either side
+        # keeps the challenger out whatever its answers (tests/test_promotion.py), and this test is
+        # about the answers.
+        store.con.execute("UPDATE calls SET cost_usd = 0.001 WHERE cost_usd IS NULL")
     return evaluation_id
 
 
@@ -287,7 +291,7 @@ def test_every_table_and_view_the_docs_name_has_rows_after_a_night(night) -> Non
             "SELECT d.dataset_id, d.split, d.n_problems, count(m.problem_id) AS members"
             " FROM runs r JOIN datasets d ON d.dataset_id = json_extract_string(r.params, '$.dataset_id')"
             " JOIN dataset_problems m USING (dataset_id) WHERE r.run_id = ?"
-            " GROUP BY ALL", [night["first"].evaluation_id]).to_pylist()
+            " GROUP BY ALL", [night["first"].evaluated.evaluation_id]).to_pylist()
     assert sorted(documented - present) == []  # docs name nothing the schema lacks
     assert sorted(present - documented) == []  # and the schema has nothing the docs leave out
     assert [name for name, n in counts.items() if n == 0] == []

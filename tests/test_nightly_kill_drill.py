@@ -47,13 +47,13 @@ if kill_at == "training":
     tt.train_grpo = train_grpo
 elif kill_at == "evaluation":
     import tasks.evaluation as te
-    real_solve = te._solve
-    async def _solve(problems, method, run_id, seed, sink):
-        traces = await real_solve(problems, method, run_id, seed, sink)
+    real_solve = te.solve_all
+    async def solve_all(problems, method, run_id, seed, sink, cancellation=None):
+        traces = await real_solve(problems, method, run_id, seed, sink, cancellation)
         sink.flush()  # this benchmark's traces are in the warehouse
         block("evaluation")
         return traces
-    te._solve = _solve
+    te.solve_all = solve_all
 
 from flows.nightly import NightConfig, nightly_flow
 TINY = {"sft_problems": 8, "sft_copies": 1, "sft_epochs": 1.0, "per_device_train_batch_size": 2,
@@ -122,9 +122,9 @@ def test_nightly_killed_mid_training_then_mid_evaluation_completes_cleanly(prefe
 
     # One registered version (the third run reused it), every alias on a READY version of a finished run.
     versions = client.search_model_versions("name='conductor'")
-    assert [str(v.version) for v in versions] == [summary.challenger_version] == ["1"]
+    assert [str(v.version) for v in versions] == [summary.trained.version] == ["1"]
     aliases = {a: str(v) for a, v in client.get_registered_model("conductor").aliases.items()}
-    assert aliases["challenger"] == "1" and aliases.get("champion") == ("1" if summary.promoted else None)
+    assert aliases["challenger"] == "1" and aliases.get("champion") == ("1" if summary.decision.promoted else None)
     for version in aliases.values():
         v = client.get_model_version("conductor", version)
         assert v.status == "READY" and client.get_run(v.run_id).info.status == "FINISHED"
@@ -136,7 +136,7 @@ def test_nightly_killed_mid_training_then_mid_evaluation_completes_cleanly(prefe
         assert rows("SELECT count(*) - count(DISTINCT trace_id) AS dup FROM traces") == [{"dup": 0}]
         # The evaluation the gate read: each method answered each held-out problem exactly once.
         per = rows("SELECT spec, count(*) AS n, count(DISTINCT problem_id) AS p FROM v_question_outcomes"
-                   " WHERE evaluation_id = ? GROUP BY spec", [summary.evaluation_id])
+                   " WHERE evaluation_id = ? GROUP BY spec", [summary.evaluated.evaluation_id])
         assert len(per) == 2 and all(r["n"] == r["p"] == 4 for r in per)
         # The killed runs (two nightly runs, the first training attempt, the killed evaluation and
         # its method runs) are marked abandoned, and no view counts their traces.
@@ -153,5 +153,5 @@ def test_nightly_killed_mid_training_then_mid_evaluation_completes_cleanly(prefe
             == [{"n": 0}]
         # One decision, recorded once, for the version it names.
         promotions = rows("SELECT promotion_id, challenger_version, promoted FROM promotions")
-        assert promotions == [{"promotion_id": summary.promotion_id, "challenger_version": "1",
-                               "promoted": summary.promoted}]
+        assert promotions == [{"promotion_id": summary.decision.promotion_id, "challenger_version": "1",
+                               "promoted": summary.decision.promoted}]

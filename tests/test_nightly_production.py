@@ -83,12 +83,12 @@ def night(prefect_harness: Path, tmp_path_factory: pytest.TempPathFactory):  # n
 
 def test_the_production_night_trains_evaluates_gates_and_registers_on_the_real_pool(night) -> None:  # noqa: ANN001
     s = night["summary"]
-    assert s.profile == "production" and s.simulated is False
-    assert s.challenger_version == "1" and s.started_from == "SFT warm start"
+    assert s.night.profile == "production" and s.evaluated.simulated is False
+    assert s.trained.version == "1" and s.trained.started_from == "SFT warm start"
     client = mlflow.MlflowClient(tracking_uri=night["uri"], registry_uri=night["uri"])
-    version = client.get_model_version("conductor", s.challenger_version)
-    assert version.tags["gate.decision"] in ("promoted", "rejected") and version.tags["gate.promotion_id"] == s.promotion_id
-    params = client.get_run(s.mlflow_run_id).data.params
+    version = client.get_model_version("conductor", s.trained.version)
+    assert version.tags["gate.decision"] in ("promoted", "rejected") and version.tags["gate.promotion_id"] == s.decision.promotion_id
+    params = client.get_run(s.trained.run_id).data.params
     # the production profile's hyperparameters, on the loopback pool
     assert float(params["learning_rate"]) == 1e-6 and params["lr_scheduler_type"].endswith("cosine")
     assert params["pool_file"] == str(night["pool"])
@@ -104,9 +104,9 @@ def test_every_run_of_the_night_says_simulated_false(night) -> None:  # noqa: AN
             "SELECT kind, simulated, count(*) AS n FROM runs WHERE run_id = ? OR run_id = ?"
             " OR params->>'evaluation_id' = ? OR mlflow_run_id = ? OR (kind = 'nightly' AND run_id = ?)"
             " GROUP BY kind, simulated ORDER BY kind",
-            [s.evaluation_id, s.nightly_run_id, s.evaluation_id, s.mlflow_run_id, s.nightly_run_id]).to_pylist()
+            [s.evaluated.evaluation_id, s.night.nightly_run_id, s.evaluated.evaluation_id, s.trained.run_id, s.night.nightly_run_id]).to_pylist()
         traces = store.query("SELECT count(*) AS n FROM v_question_outcomes WHERE evaluation_id = ?",
-                             [s.evaluation_id]).to_pylist()
+                             [s.evaluated.evaluation_id]).to_pylist()
     assert {(r["kind"], r["simulated"]) for r in runs} == {("eval", False), ("evaluation", False), ("nightly", False),
                                                          ("train", False)}, runs
     assert traces == [{"n": 2 * 4}]  # challenger and the template baseline, 4 held-out problems each
@@ -117,8 +117,8 @@ def test_the_dollar_budget_stops_training_cleanly(night) -> None:  # noqa: ANN00
     of 3 with a checkpoint, and the night goes on to register, evaluate and gate that model."""
     s = night["summary"]
     client = mlflow.MlflowClient(tracking_uri=night["uri"], registry_uri=night["uri"])
-    metrics = client.get_run(s.mlflow_run_id).data.metrics
-    assert metrics["steps_done"] == 1 and len(client.get_metric_history(s.mlflow_run_id, "reward")) == 1
-    training = night["home"] / "nightly" / "production" / s.run_key / "training"
+    metrics = client.get_run(s.trained.run_id).data.metrics
+    assert metrics["steps_done"] == 1 and len(client.get_metric_history(s.trained.run_id, "reward")) == 1
+    training = night["home"] / "nightly" / "production" / s.night.run_key / "training"
     assert sorted(p.name for p in training.glob("checkpoint-*")) == ["checkpoint-1"]
-    assert s.promotion_id and s.evaluation_id
+    assert s.decision.promotion_id and s.evaluated.evaluation_id

@@ -66,6 +66,17 @@ def test_decide_rule() -> None:
         decide("2", Outcomes(correct={"a": True}, cost_usd={"a": 0.0}), Outcomes(correct={"b": True}, cost_usd={"b": 0.0}))
 
 
+def test_an_unknown_cost_keeps_the_challenger_out_and_is_never_taken_as_zero() -> None:
+    base = outcomes(30)
+    unpriced = Outcomes(correct=[i < 50 for i in range(N)], cost_usd=[None] + [0.001] * (N - 1))
+    assert unpriced.usd_per_question is None  # not the mean with the unknown counted as $0
+    kept = decide("2", unpriced, base, champion_version="1")  # better and, at $0 for the unknown, cheaper
+    assert not kept.promoted and kept.reason.startswith("cost unknown vs v1")
+    assert "unknown for the challenger" in kept.reason and kept.figures["usd_limit"] is None
+    champion_unknown = decide("2", outcomes(50), Outcomes(correct=base.correct, cost_usd=[None] * N), champion_version="1")
+    assert not champion_unknown.promoted and "unknown for the champion" in champion_unknown.reason
+
+
 def test_mcnemar_p() -> None:
     assert mcnemar_p(0, 0) == 1.0
     assert mcnemar_p(5, 0) == pytest.approx(1 / 32)

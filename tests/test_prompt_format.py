@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from conductor.executor import plan_and_run
+from conductor.executor import RunOptions, plan_and_run
 from conductor.models.prompt_format import PromptFormat, read_prompt_format, write_prompt_format
 from conductor.planners import ModelPlanner, ScriptedPlanner
 from conductor.data.schema import Problem
@@ -22,13 +22,14 @@ ONE_STEP = 'model_id = [0]\nsubtasks = ["Solve it."]\naccess_list = [[]]'
 
 
 def _system_prompt(planner: ScriptedPlanner, examples: bool) -> str:
-    asyncio.run(plan_and_run(TASK, pool_of(ScriptedWorker(spec("w"))), planner, examples=examples))
+    asyncio.run(plan_and_run(TASK, pool_of(ScriptedWorker(spec("w"))), planner, RunOptions(examples=examples)))
     return planner.prompts[-1][0].content
 
 
 def test_a_planner_trained_without_examples_never_gets_them() -> None:
     plain = ScriptedPlanner([ONE_STEP])
     assert "Example 1" in _system_prompt(plain, examples=True)  # the caller's default, undeclared
+    assert "Example 1" not in _system_prompt(ScriptedPlanner([ONE_STEP]), examples=False)  # the caller's choice
 
     declared = ScriptedPlanner([ONE_STEP])
     declared.few_shot_examples = False  # type: ignore[attr-defined]

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from conductor.methods import Method
 from conductor.planners import TemplatePlanner
-from tasks.solve import TraceBatches
+from tasks.traces import TraceBatches
 from tests.factories import make_trace
 from warehouse import Run, TraceStore
 
@@ -65,47 +65,66 @@ def test_traces_are_recorded_in_batches_as_they_finish(tmp_path):
     sink.flush()
     with TraceStore(db) as store:
         assert store.query("SELECT count(*) FROM traces WHERE depth = 0").column(0)[0].as_py() == 7
-    assert sink.recorded == 7
+    assert sink.recorded == sink.handed == 7
 
 
-def test_handed_off_batches_are_written_and_each_evaluation_answers_for_its_own(tmp_path):
-    """A solve task that does not wait hands its last batch to the process's trace writer;
-    `drain_trace_writes(run_ids)` waits for those runs' batches only and raises their failed write
-    (here a real one: the warehouse path is a directory), not another evaluation's."""
-    from tasks.evaluation import LockedBatches, drain_trace_writes
+def test_handed_off_batches_are_written_and_each_writer_answers_for_its_own(tmp_path):
+    """A solve task that does not wait hands its batches to the trace writer its flow owns;
+    the flow's `drain` waits for that writer's batches only and raises their failed write (here a
+    real one: the warehouse path is a directory), not another flow's."""
+    from tasks.traces import TraceWriter, write_lock
 
     db = tmp_path / "w.duckdb"
     rng = random.Random(6)
-    ok = LockedBatches(str(db), size=2, wait_at_end=False, run_id="ok")
-    bad = LockedBatches(str(tmp_path), size=2, wait_at_end=False, run_id="bad")
-    for _ in range(3):
-        ok.add(make_trace(rng, run_id="ok"))
-    bad.add(make_trace(rng, run_id="bad"))
-    ok.finish()
-    bad.finish()
-    assert ok.handed == 3 and bad.handed == 1
-    # `flush` after `finish` still waits for the handed-off batches (the kill drill counts on it):
-    # with the writer held up, a flush in another thread waits until the writes are done.
-    from tasks.evaluation import write_lock
+    with TraceWriter() as mine, TraceWriter() as theirs:
+        ok = TraceBatches(str(db), size=2, writer=mine, wait_at_end=False)
+        bad = TraceBatches(str(tmp_path), size=2, writer=theirs, wait_at_end=False)
+        for _ in range(3):
+            ok.add(make_trace(rng, run_id="ok"))
+        bad.add(make_trace(rng, run_id="bad"))
+        ok.finish()
+        bad.finish()
+        assert ok.handed == 3 and bad.handed == 1
+        assert mine.drain() == 2  # its full batch and its handed-off one
+        assert ok.recorded == 3 and ok.pending == []
+        with TraceStore(db) as store:
+            assert store.query("SELECT count(*) FROM traces WHERE depth = 0").column(0)[0].as_py() == 3
+        with pytest.raises(RuntimeError, match="1 of 1 trace batches were not written"):
+            theirs.drain()
+        assert bad.recorded == 0  # handed, never written
+        assert mine.drain() == theirs.drain() == 0
+        # `flush` after `finish` still waits for the handed-off batches (the kill drill counts on
+        # it): with the writer held up, a flush in another thread waits until the writes are done.
+        late = TraceBatches(str(tmp_path / "late.duckdb"), size=5, writer=mine, wait_at_end=False)
+        with write_lock():
+            late.add(make_trace(rng, run_id="late"))
+            late.finish()
+            flusher = threading.Thread(target=late.flush)
+            flusher.start()
+            flusher.join(timeout=0.3)
+            assert flusher.is_alive()  # waiting for the write the lock holds up
+        flusher.join(timeout=30)
+        with TraceStore(tmp_path / "late.duckdb") as store:
+            assert store.query("SELECT count(*) FROM traces WHERE depth = 0").column(0)[0].as_py() == 1
+        assert mine.drain() == 1
 
-    late = LockedBatches(str(tmp_path / "late.duckdb"), size=5, wait_at_end=False, run_id="late")
-    with write_lock():
-        late.add(make_trace(rng, run_id="late"))
-        late.finish()
-        flusher = threading.Thread(target=late.flush)
-        flusher.start()
-        flusher.join(timeout=0.3)
-        assert flusher.is_alive()  # waiting for the write the lock holds up
-    flusher.join(timeout=30)
-    with TraceStore(tmp_path / "late.duckdb") as store:
-        assert store.query("SELECT count(*) FROM traces WHERE depth = 0").column(0)[0].as_py() == 1
-    assert drain_trace_writes(["late"]) == 1
-    assert drain_trace_writes(["ok", "never-ran"]) == 2  # its full batch and its handed-off one
+
+def test_a_closed_writer_has_written_every_batch_it_was_handed(tmp_path):
+    """The flow's writer ends with the flow (a Ctrl-C or a failure included): closing it waits
+    for every batch submitted, so no finished question is lost with the thread."""
+    from tasks.traces import TraceWriter, write_lock
+
+    db = tmp_path / "w.duckdb"
+    rng = random.Random(7)
+    writer = TraceWriter()
+    sink = TraceBatches(str(db), size=2, writer=writer, wait_at_end=False)
+    with write_lock():  # the writer cannot start until every batch is handed over
+        for _ in range(5):
+            sink.add(make_trace(rng, run_id="r"))
+        sink.finish()
+    writer.close()
     with TraceStore(db) as store:
-        assert store.query("SELECT count(*) FROM traces WHERE depth = 0").column(0)[0].as_py() == 3
-    with pytest.raises(RuntimeError, match="1 of 1 trace batches were not written"):
-        drain_trace_writes(["bad"])
-    assert drain_trace_writes() == 0
+        assert store.query("SELECT count(*) FROM traces WHERE depth = 0").column(0)[0].as_py() == 5
 
 
 @pytest.mark.parametrize(("raised", "status"), [(RuntimeError("boom"), "failed"), (KeyboardInterrupt(), "cancelled")])
@@ -117,8 +136,8 @@ def test_a_run_that_stops_is_marked_with_why_and_keeps_finished_traces(prefect_h
 
     real = conductor.solve.solve_many
 
-    async def stop_after_some(tasks_, pool, planner, **kw):
-        await real(tasks_[:3], pool, planner, **kw)  # three questions finish (and are handed on)...
+    async def stop_after_some(tasks_, pool, planner, options=None, **kw):
+        await real(tasks_[:3], pool, planner, options, **kw)  # three questions finish (and are handed on)...
         raise raised  # ...then the run stops
 
     monkeypatch.setattr(tasks.solve, "solve_many", stop_after_some)
@@ -148,7 +167,7 @@ def test_warehouse_info_marks_dead_runs_abandoned(tmp_path):
         assert store.query("SELECT status FROM runs").column(0).to_pylist() == ["abandoned"]
 
 
-def test_stop_solving_cancels_a_solve_in_another_thread_and_keeps_what_finished(tmp_path):
+def test_a_cancellation_stops_a_solve_in_another_thread_and_keeps_what_finished(tmp_path):
     """What the first Ctrl-C of `conductor run` does: the solve (which may run in a Prefect
     worker thread, where no KeyboardInterrupt arrives) is cancelled; finished traces stay."""
     import asyncio
@@ -156,7 +175,7 @@ def test_stop_solving_cancels_a_solve_in_another_thread_and_keeps_what_finished(
     import time
 
     from conductor.data.bank import sample_problems
-    from tasks.solve import allow_solving, solve_problems, solving_stopped, stop_solving
+    from tasks.solve import Cancellation, solve_problems
 
     pool = tmp_path / "slow.yaml"
     pool.write_text(re.sub(r"latency_ms: \{median: \d+", "latency_ms: {median: 1500",
@@ -165,10 +184,11 @@ def test_stop_solving_cancels_a_solve_in_another_thread_and_keeps_what_finished(
     method = Method(TemplatePlanner("single"), pool)
     db = tmp_path / "w.duckdb"
     outcome: list[BaseException] = []
+    cancellation = Cancellation()
 
     def solve() -> None:
         try:
-            solve_problems.fn(problems, method, "r", db_path=str(db), batch_size=1)
+            solve_problems.fn(problems, method, "r", db_path=str(db), batch_size=1, cancellation=cancellation)
         except BaseException as exc:  # noqa: BLE001 - the test inspects it
             outcome.append(exc)
 
@@ -177,23 +197,20 @@ def test_stop_solving_cancels_a_solve_in_another_thread_and_keeps_what_finished(
     deadline = time.monotonic() + 60
     while not db.exists() and time.monotonic() < deadline:  # wait until some questions finished
         time.sleep(0.2)
-    try:
-        assert stop_solving() == 1
-        thread.join(timeout=30)
-        assert not thread.is_alive() and outcome and isinstance(outcome[0], asyncio.CancelledError)
-        with TraceStore(db) as store:
-            kept = store.query("SELECT count(*) FROM traces WHERE run_id = 'r'").column(0)[0].as_py()
-        assert 1 <= kept < len(problems)
-        assert stop_solving() == 0  # nothing left running
-        # Stopped, a solve that starts now (a task still waiting for a thread) answers nothing...
-        assert solving_stopped()
-        with pytest.raises(asyncio.CancelledError):
-            solve_problems.fn(problems, method, "r2", db_path=str(db), batch_size=1)
-        with TraceStore(db) as store:
-            assert store.query("SELECT count(*) FROM traces WHERE run_id = 'r2'").column(0)[0].as_py() == 0
-    finally:
-        allow_solving()  # ...until the next command allows solving again
-    assert not solving_stopped()
+    assert not cancellation.stopped
+    assert cancellation.stop() == 1
+    thread.join(timeout=30)
+    assert not thread.is_alive() and outcome and isinstance(outcome[0], asyncio.CancelledError)
+    with TraceStore(db) as store:
+        kept = store.query("SELECT count(*) FROM traces WHERE run_id = 'r'").column(0)[0].as_py()
+    assert 1 <= kept < len(problems)
+    assert cancellation.stop() == 0  # nothing left running
+    # Stopped, a solve that starts now (a task still waiting for a thread) answers nothing.
+    assert cancellation.stopped
+    with pytest.raises(asyncio.CancelledError):
+        solve_problems.fn(problems, method, "r2", db_path=str(db), batch_size=1, cancellation=cancellation)
+    with TraceStore(db) as store:
+        assert store.query("SELECT count(*) FROM traces WHERE run_id = 'r2'").column(0)[0].as_py() == 0
 
 
 def test_abandoning_a_killed_run_marks_its_prefect_flow_run_crashed(prefect_harness, tmp_path):

@@ -87,10 +87,12 @@ def test_models_lists_the_served_model(client):
     assert [m.id for m in client.models.list()] == ["conductor"]
 
 
+@pytest.mark.parametrize("path,body", [("/v1/chat/completions", {"model": "conductor", "messages": ASK}),
+                                       ("/v1/responses", {"model": "conductor", "input": "What is 17 * 3?"})])
 @pytest.mark.parametrize("key", [None, "sk-wrong"])
-def test_a_request_without_a_valid_key_is_401(served, key):
+def test_a_request_without_a_valid_key_is_401(served, key, path, body):
     headers = {"Authorization": f"Bearer {key}"} if key else {}
-    r = httpx.post(served[0] + "/v1/chat/completions", json={"model": "conductor", "messages": ASK}, headers=headers)
+    r = httpx.post(served[0] + path, json=body, headers=headers)
     assert r.status_code == 401 and r.json()["error"]["code"] == "invalid_api_key"
     with pytest.raises(openai.AuthenticationError):
         openai.OpenAI(base_url=served[0] + "/v1", api_key="sk-wrong", max_retries=0).models.list()

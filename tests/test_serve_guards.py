@@ -58,6 +58,8 @@ def test_over_the_rate_is_429_with_retry_after(tmp_path):
             c.chat.completions.create(model="conductor", messages=ASK)
         assert int(e.value.response.headers["Retry-After"]) >= 1
         assert e.value.code == "rate_limit_exceeded"
+        with pytest.raises(openai.RateLimitError):  # the Responses API is admitted by the same limits
+            c.responses.create(model="conductor", input="What is 6 * 7?")
         other = openai.OpenAI(base_url=url + "/v1", api_key="k2", max_retries=0)
         assert other.chat.completions.create(model="conductor", messages=ASK).choices[0].message.content
 

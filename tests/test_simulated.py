@@ -8,7 +8,7 @@ import pytest
 from conductor.config import ExecutionConfig
 from conductor.data.bank import sample_problems
 from conductor.data.schema import Problem, TestCase
-from conductor.executor import execute
+from conductor.executor import RunOptions, execute
 from conductor.planners import TemplatePlanner
 from conductor.workers.pricing import lookup
 from conductor.prompts import PriorStep, step_message
@@ -130,7 +130,7 @@ async def test_rate_limits_are_retried_by_the_executor():
     spec = WorkerSpec(id="flaky", provider="simulated", options={**FAST, "skills": {"math": 1.0}, "fail_rate": 0.6})
     pool = Pool.from_specs([spec], BuildContext(problems=[p]))
     cfg = ExecutionConfig(max_retries=10, backoff_base_s=0, backoff_max_s=0)
-    trace = await execute(Workflow(model_id=(0,), subtasks=("Solve.",), access_list=((),)), Task.of(p), pool, config=cfg)
+    trace = await execute(Workflow(model_id=(0,), subtasks=("Solve.",), access_list=((),)), Task.of(p), pool, options=RunOptions(config=cfg))
     assert trace.steps[0].status == "ok" and trace.answer and extract_answer(p, trace.answer) == p.answer
 
 

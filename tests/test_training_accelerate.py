@@ -50,13 +50,13 @@ def test_each_chunk_runs_under_accelerate_on_two_processes(tmp_path, prefect_har
     assert [r["step"] for r in first["history"]] == [1] and [r["step"] for r in second["history"]] == [2]
     # One model registered, from the last chunk's directory.
     client = mlflow.MlflowClient(uri)
-    assert [str(v.version) for v in client.search_model_versions("name='conductor'")] == [registered["version"]]
-    assert len(client.get_metric_history(registered["run_id"], "reward")) == 2
+    assert [str(v.version) for v in client.search_model_versions("name='conductor'")] == [registered.version]
+    assert len(client.get_metric_history(registered.run_id, "reward")) == 2
     # Both ranks' rollouts were staged and ingested under the one training run: 2 steps x 2 ranks
     # x 2 rollouts (per device).
     with TraceStore(prefect_harness / "warehouse.duckdb", read_only=True) as store:
         rows = store.query("SELECT run_id, status FROM runs WHERE kind = 'train' AND mlflow_run_id = ?",
-                           [registered["run_id"]]).to_pylist()
+                           [registered.run_id]).to_pylist()
         assert len(rows) == 1 and rows[0]["status"] == "finished"
         n = store.query("SELECT count(*) AS n FROM traces WHERE run_id = ?", [rows[0]["run_id"]]).to_pylist()
     assert n == [{"n": 2 * 2 * 2}]

@@ -46,16 +46,16 @@ def test_training_flow_runs_chunks_and_registers(tmp_path, prefect_harness, monk
     # Two chunks, each ending in a checkpoint the next one resumed from.
     assert sorted(p.name for p in out.glob("checkpoint-*")) == ["checkpoint-1", "checkpoint-2"]
     client = mlflow.MlflowClient(uri)
-    assert len(client.get_metric_history(registered["run_id"], "reward")) == 2
+    assert len(client.get_metric_history(registered.run_id, "reward")) == 2
     # eval_every=0: never evaluated on held-out problems, so no best held-out accuracy is logged
     # (it was logged as 0.0, which reads as "evaluated, nothing right").
-    summary = client.get_run(registered["run_id"]).data.metrics
+    summary = client.get_run(registered.run_id).data.metrics
     assert "steps_done" in summary and "best_eval_accuracy" not in summary
-    assert str(client.get_model_version_by_alias("conductor", "challenger").version) == registered["version"]
+    assert str(client.get_model_version_by_alias("conductor", "challenger").version) == registered.version
     # Both chunks' rollouts are in the warehouse under one finished `train` run with the MLflow id.
     with TraceStore(prefect_harness / "warehouse.duckdb", read_only=True) as store:
         rows = store.query("SELECT run_id, status, simulated FROM runs WHERE kind = 'train' AND mlflow_run_id = ?",
-                           [registered["run_id"]]).to_pylist()
+                           [registered.run_id]).to_pylist()
         assert len(rows) == 1 and rows[0]["status"] == "finished" and rows[0]["simulated"] is True
         n = store.query("SELECT count(*) AS n FROM traces WHERE run_id = ?", [rows[0]["run_id"]]).to_pylist()
         assert n == [{"n": 2 * 4}]

@@ -124,7 +124,7 @@ def test_the_nightly_shows_the_strategies_as_an_image(prefect_harness: Path) -> 
     from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
 
     from registry.nightly import artifact_url
-    from tasks.nightly import publish
+    from tasks.nightly import Artifacts, Tables, publish
 
     url = artifact_url("abc123", "plots/strategies.png", base="http://127.0.0.1:5000")
     assert url == "http://127.0.0.1:5000/get-artifact?path=plots%2Fstrategies.png&run_uuid=abc123"
@@ -132,7 +132,8 @@ def test_the_nightly_shows_the_strategies_as_an_image(prefect_harness: Path) -> 
 
     @flow(name="publish-test")
     def summary() -> None:  # published from a flow, as the nightly's summary is
-        publish([{"method": "x"}], "# results", [], {}, "nightly test", {"strategies": url})
+        publish(Artifacts(title="nightly test", tables=Tables(summary=[{"method": "x"}], costs=[]),
+                          results_markdown="# results", images={"strategies": url}))
 
     summary()
 

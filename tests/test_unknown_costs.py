@@ -42,7 +42,7 @@ def test_an_evaluation_with_an_unpriced_worker_reports_its_dollars_as_unknown(tm
     cost table, the MLflow metrics and the cost plot's points of a method with a call of unknown
     price say "unknown" or leave it out, never a partial sum shown as its cost."""
     from conductor.evaluation.report import costs_markdown, method_points, scores_of, table_markdown
-    from conductor.executor import run_plan
+    from conductor.executor import RunOptions, run_plan
     from conductor.types import Task
     from conductor.verify import Verdict
     from registry.evaluation import evaluation_metrics
@@ -54,7 +54,7 @@ def test_an_evaluation_with_an_unpriced_worker_reports_its_dollars_as_unknown(tm
     with TraceStore(tmp_path / "w.duckdb") as store:
         store.write_runs([Run(run_id="ev", kind="evaluation", status="finished")])
         for method, worker in workers.items():
-            traces = [asyncio.run(run_plan(ONE_STEP, Task.of(p), pool_of(worker), run_id=method)).model_copy(
+            traces = [asyncio.run(run_plan(ONE_STEP, Task.of(p), pool_of(worker), options=RunOptions(run_id=method))).model_copy(
                 update={"verdict": Verdict(correct=False, reason="graded wrong", method="test")}) for p in PROBLEMS]
             store.write_runs([Run(run_id=method, kind="eval", method=method, status="finished",
                                   params={"evaluation_id": "ev", "repeat": 0, "spec": method})])

@@ -12,7 +12,7 @@ from conductor.cli.render import trace_view
 from conductor.config import REPO_ROOT, load_settings
 from conductor.data.bank import sample_problems
 from conductor.data.schema import DOMAINS, Problem
-from conductor.executor import execute, plan_and_run
+from conductor.executor import RunOptions, execute, plan_and_run
 from conductor.planners import SHAPES, Shape, template_workflow, worker_indices
 from conductor.trace import Trace
 from conductor.types import Task
@@ -128,8 +128,8 @@ def ask(
     async def run() -> Trace:
         async with pool:
             if conductor is not None:
-                return await plan_and_run(task, pool, planner, config=settings.execution, examples=few_shot)
-            return await execute(workflow, task, pool, config=settings.execution)
+                return await plan_and_run(task, pool, planner, RunOptions(config=settings.execution, examples=few_shot))
+            return await execute(workflow, task, pool, RunOptions(config=settings.execution))
 
     trace = asyncio.run(run())
     if as_json:

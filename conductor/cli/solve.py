@@ -15,6 +15,7 @@ from conductor.data.bank import ProblemFileError, load_problems, sample_problems
 from conductor.config import ExecutionConfig
 from conductor.methods import Method
 from conductor.planners import DEFAULT_SHAPE, SHAPES, TemplatePlanner
+from conductor.executor import RunOptions
 from conductor.solve import GroupSummary, solve_many, summarize
 from conductor.trace import Trace, new_id
 from conductor.types import Task
@@ -69,7 +70,8 @@ def solve(
         async def run_all() -> list[Trace]:
             async with pool:
                 return await solve_many(
-                    [Task.of(p) for p in problems], pool, method.planner, config=method.execution, run_id=run_id,
+                    [Task.of(p) for p in problems], pool, method.planner,
+                    RunOptions(config=method.execution, run_id=run_id),
                     on_done=lambda _t: progress.advance(bar), seed=settings.seed,
                 )
 

@@ -66,6 +66,7 @@ async def _outcomes(train: Sequence[Problem], pool_file: Path, workers: Sequence
     from conductor.config import ExecutionConfig
     from conductor.evaluation.baselines import WorkerPlanner
     from conductor.methods import Method
+    from conductor.executor import RunOptions
     from conductor.solve import solve_many
     from conductor.workers.registry import BuildContext
 
@@ -76,7 +77,8 @@ async def _outcomes(train: Sequence[Problem], pool_file: Path, workers: Sequence
             questions_in_flight=questions_in_flight)
         method = Method(WorkerPlanner("single", worker, lookup), pool_file, execution)
         async with method.open_pool(BuildContext(problems=list(train))) as pool:
-            traces = await solve_many([Task.of(p) for p in train], pool, method.planner, config=method.execution)
+            traces = await solve_many([Task.of(p) for p in train], pool, method.planner,
+                                      RunOptions(config=method.execution))
         return [bool(t.verdict and t.verdict.correct) for t in traces]
 
     # every worker at once (each has its own pool and slots): the training costs the slowest

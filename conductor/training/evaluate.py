@@ -4,12 +4,12 @@ pool (the same rollout path as the reward). Used for early stopping and the benc
 from __future__ import annotations
 
 import asyncio
-import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from conductor.config import ExecutionConfig
+from conductor.executor import RunOptions
 from conductor.trace import Trace
 from conductor.training.dataset import PromptRow, row_messages
 from conductor.training.rollout import rollout
@@ -67,8 +67,8 @@ async def score_texts(texts: Sequence[str], rows: Sequence[PromptRow], pool: Poo
     async def one(i: int) -> Trace:
         row = rows[i]
         offered = row.offered(pool)
-        return await rollout(texts[i], row.problem, offered, execution, messages=row_messages(row, pool, examples=examples),
-                             rng=random.Random(seed * 100_003 + i))
+        return await rollout(texts[i], row.problem, offered, RunOptions(config=execution).seeded(seed * 100_003 + i),
+                             messages=row_messages(row, pool, examples=examples))
 
     traces = await asyncio.gather(*(one(i) for i in range(len(rows))))
     n = len(traces) or 1

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from conductor.config import ExecutionConfig
-from conductor.executor import Round
+from conductor.executor import Round, RunOptions
 from conductor.data.schema import Problem
 from conductor.prompts import PriorStep, conductor_messages, recursion_messages
 from conductor.reward import DEFAULT_RECURSION_DISCOUNT, blend, reward_of
@@ -93,13 +93,12 @@ class WorkflowReward:
         offered = self.pool.offer(list(pool_ids))
         messages = conductor_messages(problem.task_text, offered.specs, examples=self.examples, max_steps=self.max_steps)
         planner = PolicyPlanner(self.policy) if self.policy is not None else None
-        trace = await rollout(
-            text, problem, offered, self.execution, messages=messages, planner=planner, run_id=self.run_id, rng=rng
-        )
+        options = RunOptions(config=self.execution, run_id=self.run_id, rng=rng)
+        trace = await rollout(text, problem, offered, options, messages=messages, planner=planner)
         r0 = reward_of(trace)
         second = None
         if recursion and self.policy is not None and trace.workflow is not None and trace.steps:
-            second = await self.second_round(trace, problem, offered, rng)
+            second = await self.second_round(trace, problem, offered, options)
             # An empty second workflow keeps the first answer: it scores as the first did.
             r1 = r0 if second.workflow is not None and second.workflow.is_empty else reward_of(second)
             second.reward = r1
@@ -108,7 +107,7 @@ class WorkflowReward:
         reward = (trace.reward if trace.reward is not None else r0) - self.cost_weight * usd
         return Scored(trace=trace, second=second, reward=reward)
 
-    async def second_round(self, first: Trace, problem: Problem, offered: Pool, rng: random.Random) -> Trace:
+    async def second_round(self, first: Trace, problem: Problem, offered: Pool, options: RunOptions) -> Trace:
         assert self.policy is not None
         prior = [
             PriorStep(index=s.index, worker=s.worker_id, subtask=s.subtask, response=s.output or f"[{s.status}: {s.error}]")
@@ -117,8 +116,8 @@ class WorkflowReward:
         messages = recursion_messages(problem.task_text, offered.specs, prior, max_steps=self.max_steps)
         text = await self.policy.generate(messages)
         return await rollout(
-            text, problem, offered, self.execution, messages=messages, planner=PolicyPlanner(self.policy),
-            run_id=self.run_id, rng=rng, within=Round(depth=first.depth + 1, parent_trace_id=first.trace_id),
+            text, problem, offered, options, messages=messages, planner=PolicyPlanner(self.policy),
+            within=Round(depth=first.depth + 1, parent_trace_id=first.trace_id),
         )
 
     async def __call__(

@@ -3,11 +3,8 @@ out (`run_plan`, then the verifier and the 0 / 0.5 / 1 reward)."""
 
 from __future__ import annotations
 
-import random
-
-from conductor.config import ExecutionConfig
 from conductor.data.schema import Problem
-from conductor.executor import Round, run_plan
+from conductor.executor import Round, RunOptions, run_plan
 from conductor.planners import Planner
 from conductor.solve import score
 from conductor.trace import Trace
@@ -19,12 +16,10 @@ async def rollout(
     text: str,
     problem: Problem,
     pool: Pool,
-    config: ExecutionConfig,
+    options: RunOptions,
     *,
     messages: list[Message],
     planner: Planner | None = None,
-    run_id: str | None = None,
-    rng: random.Random | None = None,
     within: Round | None = None,
 ) -> Trace:
     """Parse `text` as the Conductor's answer to `messages`, run it over `pool`, verify it.
@@ -32,6 +27,5 @@ async def rollout(
     `planner` answers re-planning steps (a workflow step whose worker is the Conductor itself);
     `within` places a second round under the first (its depth and parent trace)."""
     task = Task.of(problem)
-    trace = await run_plan(text, task, pool, planner=planner, config=config, messages=messages, run_id=run_id,
-                           rng=rng, within=within)
+    trace = await run_plan(text, task, pool, options, planner=planner, messages=messages, within=within)
     return await score(trace, task)
