@@ -297,6 +297,7 @@ def main() -> None:
     ap.add_argument("--write", type=Path, default=None, help="Write the figures into this markdown file's section.")
     ap.add_argument("--reward-only", action="store_true",
                     help="Only the reward-time scenarios (prints them; writes nothing).")
+    ap.add_argument("--threads", type=int, default=None, help="torch threads for the GRPO steps (default: the profile's).")
     ap.add_argument("--step-only", action="store_true",
                     help="Only the GRPO step's time split and its arithmetic (prints them; writes nothing).")
     ns = ap.parse_args()
@@ -310,7 +311,7 @@ def main() -> None:
         if ns.reward_only:
             return
         cfg = local_profile(tmp_path / "run", max_steps=ns.steps, eval_every=0, early_stopping_patience=0,
-                            save_steps=10_000)
+                            save_steps=10_000, **({"torch_threads": ns.threads} if ns.threads else {}))
         train, _ = training_split(cfg)
         if ns.model is None:
             from conductor.training.warm import warm_started_tiny

@@ -8,7 +8,7 @@ import os
 import signal
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import typer
@@ -122,12 +122,20 @@ def _night_help(field: str) -> str:
     return NightConfig.model_fields[field].description or ""
 
 
+def _night_default(field: str) -> Any:
+    """The NightConfig field's default: the CLI's options repeat no default of their own."""
+    from flows.nightly_config import NightConfig
+
+    return NightConfig.model_fields[field].get_default(call_default_factory=True)
+
+
 def nightly(
     profile: str = typer.Option("local", help=Settings.model_fields["profile"].description),
-    steps: int = typer.Option(20, help=_night_help("steps")),
-    chunk_steps: int = typer.Option(10, help=_night_help("chunk_steps")),
-    heldout: int = typer.Option(24, "--heldout", help=_night_help("heldout_problems")),
-    baseline: list[str] = typer.Option(None, "--baseline", "-b", help=_night_help("baselines") + " (default: random)"),
+    steps: int = typer.Option(_night_default("steps"), help=_night_help("steps")),
+    chunk_steps: int = typer.Option(_night_default("chunk_steps"), help=_night_help("chunk_steps")),
+    heldout: int = typer.Option(_night_default("heldout_problems"), "--heldout", help=_night_help("heldout_problems")),
+    baseline: list[str] = typer.Option(None, "--baseline", "-b", help=_night_help("baselines") + " (default: "
+                                       + ", ".join(_night_default("baselines")) + ")"),
     pool_file: Path = typer.Option(None, "--pool", help=_night_help("pool_file")),
     margin: float = gate_option("margin"),
     confidence: float = gate_option("confidence"),
@@ -163,13 +171,13 @@ def nightly(
         settings = load_settings(profile=profile)
         config = NightConfig.parse(
             profile=profile, steps=steps, chunk_steps=chunk_steps, heldout_problems=heldout,
-            baselines=baseline if baseline else ["random"], pool_file=pool_file,
+            baselines=baseline if baseline else _night_default("baselines"), pool_file=pool_file,
             gate={"margin": margin, "confidence": confidence, "cost_bound": cost_bound, "method": gate_method},
             seed=settings.seed if seed is None else seed, run_key=run_key, max_usd=max_usd,
             accelerate_config=accelerate_config, allow_simulated=allow_simulated, db_path=str(db) if db else None,
             training_overrides=parse_settings(settings_))
         night = config.resolve(settings)
-        check_specs(config.baselines, night.pool_file)
+        check_specs(night.baselines, night.pool_file)
         if profile == "production":
             _check_keys(night.pool_file)
     if dry_run:
@@ -216,7 +224,15 @@ def print_nightly(summary) -> None:  # noqa: ANN001 - flows.nightly.NightlySumma
     print_table(console, pa.Table.from_pylist([
         {"method": k, "accuracy": round(v, 4),  # an unknown $ is shown NULL
          "usd_per_question": None if (usd := scores.usd_per_question[k]) is None else round(usd, 6),
-         "questions": scores.questions} for k, v in scores.accuracy.items()]))
+         "questions": scores.questions,
+         "challenger_minus_this": m.text() if (m := scores.challenger_margin.get(k)) else None}
+        for k, v in scores.accuracy.items()]))
+    beaten = [k for k, m in scores.challenger_margin.items() if m.low > 0]
+    if scores.challenger_margin:
+        console.print(f"the challenger beats {len(beaten)} of {len(scores.challenger_margin)} other methods with"
+                      f" {decision.figures.get('confidence', 0.95):.0%} confidence (lower bound > 0)"
+                      + (f"; not: {', '.join(k for k in scores.challenger_margin if k not in beaten)}"
+                         if len(beaten) < len(scores.challenger_margin) else ""), soft_wrap=True, markup=False)
     console.print(f"spent: {dollars(costs.usd_spent)} (training {dollars(costs.usd_training)},"
                   f" evaluation {dollars(costs.usd_evaluation)}){' - simulated prices' if simulated else ''}",
                   soft_wrap=True)

@@ -30,16 +30,17 @@ from typing import Any
 
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import INPUTS
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from conductor.config import load_settings
 from conductor.evaluation.config import EvalConfig
+from conductor.evaluation.stats import paired_bootstrap
 from conductor.planners import DEFAULT_SHAPE
 from flows.curation import curation_flow
 from flows.evaluation import EvalResult, evaluation_flow
 from flows.nightly_config import Night, NightConfig
 from flows.training import TrainingRequest, training_flow
-from registry.promotion import Decision, Outcomes
+from registry.promotion import Decision, GateConfig, Outcomes
 from tasks.curate import cache_dirs
 from tasks.evaluation import evaluation_figures, fill_costs
 from tasks.nightly import (Artifacts, GateInputs, Tables, current_champion, decide_once, heldout_problems,
@@ -110,12 +111,25 @@ class NightRef(BaseModel):
     profile: str
 
 
+class Margin(BaseModel):
+    """The challenger's held-out accuracy minus another method's on the same questions, with the
+    paired bootstrap's one-sided lower bound at the gate's confidence."""
+
+    diff: float
+    low: float
+
+    def text(self) -> str:
+        return f"{self.diff:+.3f} (lower bound {self.low:+.3f})"
+
+
 class Scores(BaseModel):
-    """Held-out accuracy and $ per question by method label ("challenger v2", "champion v1", ...)."""
+    """Held-out accuracy and $ per question by method label ("challenger v2", "champion v1", ...),
+    and the challenger's margin over each other method."""
 
     accuracy: dict[str, float]
     usd_per_question: dict[str, float | None]  # None: some question's $ is unknown
     questions: int
+    challenger_margin: dict[str, Margin] = Field(default_factory=dict)
 
 
 class Report(BaseModel):
@@ -288,7 +302,7 @@ def _night(night: Night, run_id: str, flow_run_id: str) -> NightlySummary:
 def _specs(night: Night, gate: GateInputs) -> list[str]:
     """What the night evaluates: the challenger, the champion (or the baseline), the baselines."""
     firsts = [gate.challenger_spec, gate.champion_spec]
-    return [*firsts, *[b for b in night.config.baselines if b not in firsts]]
+    return [*firsts, *[b for b in night.baselines if b not in firsts]]
 
 
 def _label(spec: str, gate: GateInputs) -> str:
@@ -302,16 +316,33 @@ def _label(spec: str, gate: GateInputs) -> str:
 def _scores(night: Night, gate: GateInputs, evaluation_id: str) -> tuple[Scores, list[dict[str, Any]]]:
     """Accuracy and $ per question of each evaluated method, by label, and the summary table's rows."""
     outcomes = question_outcomes(evaluation_id, night.config.db_path)
-    accuracy, usd_q, rows = {}, {}, []
-    for spec in _specs(night, gate):
-        side = Outcomes.model_validate(outcomes.get(spec, {"correct": {}, "cost_usd": {}}))
+    sides = {spec: Outcomes.model_validate(outcomes.get(spec, {"correct": {}, "cost_usd": {}}))
+             for spec in _specs(night, gate)}
+    challenger = sides[gate.challenger_spec]
+    accuracy, usd_q, margins, rows = {}, {}, {}, []
+    for spec, side in sides.items():
         label = _label(spec, gate)
         accuracy[label], usd_q[label] = side.accuracy, side.usd_per_question
         usd = usd_q[label]
+        margin = None if spec == gate.challenger_spec else challenger_margin(challenger, side, gate.gate)
+        if margin is not None:
+            margins[label] = margin
         rows.append({"method": label, "questions": len(side.correct), "accuracy": round(accuracy[label], 4),
-                     "usd_per_question": None if usd is None else round(usd, 6)})
+                     "usd_per_question": None if usd is None else round(usd, 6),
+                     "challenger_minus_this": margin.text() if margin else None})
     questions = max((r["questions"] for r in rows), default=0)
-    return Scores(accuracy=accuracy, usd_per_question=usd_q, questions=questions), rows
+    return Scores(accuracy=accuracy, usd_per_question=usd_q, questions=questions, challenger_margin=margins), rows
+
+
+def challenger_margin(challenger: Outcomes, other: Outcomes, c: GateConfig) -> Margin | None:
+    """The challenger minus `other` on the questions both answered (None when they share none),
+    with the gate's resamples, confidence and seed."""
+    ids = sorted(set(challenger.correct) & set(other.correct))
+    if not ids:
+        return None
+    diff = paired_bootstrap([float(challenger.correct[i]) for i in ids], [float(other.correct[i]) for i in ids],
+                            resamples=c.resamples, confidence=2 * c.confidence - 1, seed=c.seed)
+    return Margin(diff=diff.diff, low=diff.low)
 
 
 def _summarize(night: Night, gate: GateInputs, stages: Stages, ref: NightRef) -> NightlySummary:
@@ -359,7 +390,7 @@ def champion_eval_flow(config: NightConfig | None = None) -> ChampionEval:
     stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H%M%S")
     spec = (f"conductor:{model_directory(champion, str(home / 'nightly' / config.profile / 'champion-models'))}"
             if champion else BASELINE)
-    specs = [spec, *[b for b in config.baselines if b != spec]]
+    specs = [spec, *[b for b in night.baselines if b != spec]]
     heldout = heldout_problems(config.heldout_problems, config.seed, str(home / "nightly" / "heldout"))
     cfg = _eval_config(night, heldout, specs, home / "nightly" / config.profile / "champion-eval" / stamp)
     result = evaluation_flow(cfg, db_path=config.db_path)

@@ -47,7 +47,7 @@ def training_flow(request: TrainingRequest) -> Registered:
         chunks.append(chunk)
         print(f"step {chunk['steps']}: stop={chunk['stop_reason']} spend=${chunk['usd']:.2f} (simulated pool prices "
               f"when the pool is simulated)")
-        if chunk["stop_reason"] != "max_steps":  # budget or early stopping: the run is over
+        if chunk["stop_reason"] not in ("chunk_end", "max_steps"):  # budget or early stopping: the run is over
             break
     registered = register_task(config.to_dict(), chunks, run_id=run_id)
     print(f"MLflow run {registered.run_id}: {registered.model_uri} (version {registered.version})")

@@ -47,8 +47,9 @@ class ChunkPlan(BaseModel):
     accelerate_config: str | None = None  # run under `accelerate launch --config_file` (None: in-process)
 
     def config(self) -> ConductorTrainingConfig:
+        """The run's config, ending at `until_step` (the schedule's horizon stays the run's `max_steps`)."""
         return profile_config(self.profile, self.output_dir,  # type: ignore[arg-type]
-                              **{**self.overrides, "max_steps": self.until_step})
+                              **{**self.overrides, "stop_at_step": self.until_step})
 
 
 def _free_port() -> int:

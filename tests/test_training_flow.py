@@ -22,7 +22,7 @@ def test_training_flow_runs_chunks_and_registers(tmp_path, prefect_harness, monk
     train = take_per_domain(bank_splits().train, 16)
     model = warm_started_tiny(local_profile(tmp_path / "warm", sft_epochs=2.0, sft_problems=16), train, copies=2,
                               hidden_size=32, num_hidden_layers=1)
-    overrides = {"model_name_or_path": str(model), "max_steps": 2, "per_device_train_batch_size": 4,
+    overrides = {"model_name_or_path": str(model), "max_steps": 3, "per_device_train_batch_size": 4,
                  "num_generations": 2, "max_completion_length": 32, "eval_every": 0, "early_stopping_patience": 0}
     out = tmp_path / "run"
     trainer_lines: list[str] = []  # what transformers' Trainer logs (its logger's filters apply first)
@@ -43,10 +43,15 @@ def test_training_flow_runs_chunks_and_registers(tmp_path, prefect_harness, monk
     assert _bytecode(logged) == [], _bytecode(logged)[:5]
     grpo = [m for m in logged if m.startswith("grpo ")]
     assert any("step=1 " in m and "reward=" in m for m in grpo) and any("step=2 " in m for m in grpo), logged
-    # Two chunks, each ending in a checkpoint the next one resumed from.
-    assert sorted(p.name for p in out.glob("checkpoint-*")) == ["checkpoint-1", "checkpoint-2"]
+    # The chunks follow the run's one learning-rate schedule, cosine over its 3 steps: step 2 trains
+    # at 3/4 of the profile's rate, (1 + cos(pi/3)) / 2. A chunk trained as a run of its own (to
+    # step 2) used (1 + cos(pi/2)) / 2 = 1/2, and annealed to 0 at every chunk's end.
+    rate = {int(_figure(m, "step")): _figure(m, "learning_rate") for m in grpo if "learning_rate=" in m}
+    assert abs(rate[2] - local_profile(tmp_path).learning_rate * 0.75) < 1e-9, rate
+    # Three chunks, each ending in a checkpoint the next one resumed from.
+    assert sorted(p.name for p in out.glob("checkpoint-*")) == ["checkpoint-1", "checkpoint-2", "checkpoint-3"]
     client = mlflow.MlflowClient(uri)
-    assert len(client.get_metric_history(registered.run_id, "reward")) == 2
+    assert len(client.get_metric_history(registered.run_id, "reward")) == 3
     # eval_every=0: never evaluated on held-out problems, so no best held-out accuracy is logged
     # (it was logged as 0.0, which reads as "evaluated, nothing right").
     summary = client.get_run(registered.run_id).data.metrics
@@ -58,11 +63,11 @@ def test_training_flow_runs_chunks_and_registers(tmp_path, prefect_harness, monk
                            [registered.run_id]).to_pylist()
         assert len(rows) == 1 and rows[0]["status"] == "finished" and rows[0]["simulated"] is True
         n = store.query("SELECT count(*) AS n FROM traces WHERE run_id = ?", [rows[0]["run_id"]]).to_pylist()
-        assert n == [{"n": 2 * 4}]
+        assert n == [{"n": 3 * 4}]
         # Each chunk's steps are on the run's curve (one row per step, 0 = before the first update).
         curve = store.query("SELECT step FROM v_training_curves WHERE run_id = ? ORDER BY step",
                             [rows[0]["run_id"]]).to_pylist()
-        assert [r["step"] for r in curve] == [0, 1]
+        assert [r["step"] for r in curve] == [0, 1, 2]
 
 
 def test_the_warm_start_task_logs_sfts_figures_and_no_bytecode(tmp_path, prefect_harness) -> None:
@@ -89,6 +94,11 @@ def test_the_warm_start_task_logs_sfts_figures_and_no_bytecode(tmp_path, prefect
     assert _bytecode(logged) == [], _bytecode(logged)[:5]
     sft = [m for m in logged if m.startswith("sft ")]
     assert sft and "train_loss=" in sft[-1] and "step=" in sft[-1], logged
+
+
+def _figure(message: str, name: str) -> float:
+    """A figure of a `grpo step=1 loss=... learning_rate=...` log line."""
+    return float(next(part.split("=", 1)[1] for part in message.split() if part.startswith(f"{name}=")))
 
 
 def _messages(flow_run_id) -> list[str]:  # noqa: ANN001

@@ -226,6 +226,17 @@ MUTANTS: list[Mutant] = [
     Mutant("adhoc-question-graded", "conductor/types.py",
            "return self.problem if self.graded else None", "return self.problem",
            ("tests/test_data_path.py::test_only_a_question_with_a_reference_is_graded",)),
+    # issue 23: the tiny Conductor samples through its decision automaton; the night's margins
+    Mutant("conductor-samples-unconstrained", "conductor/models/constrained.py",
+           "        if automaton:\n", "        if False:\n",
+           ("tests/test_constrained_decoding.py::test_an_untrained_conductor_writes_only_workflows_that_parse",)),
+    Mutant("night-margin-reversed", "flows/nightly.py",
+           "paired_bootstrap([float(challenger.correct[i]) for i in ids], [float(other.correct[i]) for i in ids],",
+           "paired_bootstrap([float(other.correct[i]) for i in ids], [float(challenger.correct[i]) for i in ids],",
+           ("tests/test_nightly_margins.py",)),
+    Mutant("chunk-anneals-on-its-own", "tasks/launch.py",
+           '**{**self.overrides, "stop_at_step": self.until_step})', '**{**self.overrides, "max_steps": self.until_step})',
+           ("tests/test_training_flow.py::test_training_flow_runs_chunks_and_registers",)),
 ]
 
 

@@ -49,7 +49,7 @@ def train(
     if config_file is not None:
         chunk = json.loads(config_file.read_text(encoding="utf-8"))
         profile = chunk["profile"]
-        config = profile_config(profile, chunk["output_dir"], **{**chunk["overrides"], "max_steps": chunk["until_step"]})
+        config = profile_config(profile, chunk["output_dir"], **{**chunk["overrides"], "stop_at_step": chunk["until_step"]})
     else:
         out = output_dir or settings.home / "training" / profile
         from conductor.cli.common import parse_settings

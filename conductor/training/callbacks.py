@@ -69,6 +69,23 @@ class BudgetCallback(TrainerCallback):
         return control
 
 
+class StopAtStep(TrainerCallback):
+    """Ends a checkpointed chunk of a longer run at `step`, saving a checkpoint, while the trainer's
+    `max_steps` (the learning-rate schedule's horizon) stays the whole run's: a chunk trained with
+    `max_steps` = its own end annealed the cosine schedule to 0 at every chunk's end."""
+
+    def __init__(self, step: int | None) -> None:
+        self.step = step
+        self.stopped = False
+
+    def on_step_end(self, args, state, control, **kwargs):  # noqa: ANN001 - the Trainer's signature
+        if self.step is not None and state.global_step >= self.step and state.global_step < state.max_steps:
+            self.stopped = True
+            control.should_save = True
+            control.should_training_stop = True
+        return control
+
+
 class RewardStatsCheckpoint(TrainerCallback):
     """Writes the reward's running totals into each checkpoint; `load` restores them on resume."""
 

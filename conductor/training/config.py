@@ -69,6 +69,12 @@ class ConductorTrainingConfig(GRPOConfig):
         default=None,
         metadata={"help": "Stop training cleanly (with a checkpoint) once the worker calls have cost this many dollars."},
     )
+    stop_at_step: int | None = field(
+        default=None,
+        metadata={"help": "End this run at this global step, with a checkpoint, keeping `max_steps` as the "
+                  "learning-rate schedule's horizon: one checkpointed chunk of a longer run (the nightly's; "
+                  "None: run to `max_steps`)."},
+    )
     train_seed: int = field(default=0, metadata={"help": "Seed of the prompt rows (pool subsets, recursion rows)."})
     eval_fraction: float = field(
         default=0.25, metadata={"help": "Share of the problems held out for evaluation and early stopping (by problem)."}

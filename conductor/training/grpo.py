@@ -16,8 +16,8 @@ from conductor.config import ExecutionConfig
 from conductor.models.tiny import load_tokenizer
 from conductor.models.prompt_format import PromptFormat, write_prompt_format
 from conductor.data.schema import Problem
-from conductor.training.callbacks import (BudgetCallback, HeldOutEval, RewardStatsCheckpoint, StepLog, send_logs_to,
-                                         world_total)
+from conductor.training.callbacks import (BudgetCallback, HeldOutEval, RewardStatsCheckpoint, StepLog, StopAtStep,
+                                         send_logs_to, world_total)
 from conductor.training.config import ConductorTrainingConfig, apply_torch_threads
 from conductor.training.dataset import PoolSampling, build_rows, to_dataset, training_pool
 from conductor.training.policy import TransformersPolicy
@@ -51,7 +51,7 @@ class TrainResult:
 
     model_dir: Path
     steps: int
-    stop_reason: str  # "max_steps" | "budget" | "early_stopping"
+    stop_reason: str  # "max_steps" | "chunk_end" (config.stop_at_step) | "budget" | "early_stopping"
     usd: float
     calls: int
     rollouts: int
@@ -147,6 +147,7 @@ def train_grpo(
         run_id=run_id, seed=config.seed,
     )
     budget = BudgetCallback(reward, config.max_usd)
+    chunk_end = StopAtStep(config.stop_at_step)
     stats_ckpt = RewardStatsCheckpoint(reward)
     log = StepLog(reward, on_step)
     # Held-out rows offer the full pool: the question is how well it plans over the pool it has.
@@ -157,7 +158,7 @@ def train_grpo(
     )
     trainer = GRPOTrainer(
         model=load_causal_lm(config.model_name_or_path), reward_funcs=[reward], args=config, train_dataset=dataset,
-        processing_class=tokenizer, callbacks=[budget, stats_ckpt, log, held_out],
+        processing_class=tokenizer, callbacks=[budget, chunk_end, stats_ckpt, log, held_out],
     )
     send_logs_to(trainer, on_log)
     timer = StepTimer()
@@ -191,7 +192,8 @@ def train_grpo(
     if main and eval_rows and (not held_out.history or held_out.history[-1]["step"] != steps):
         held_out.evaluate(trainer.model, steps)
     model_dir = out / "best" if held_out.best_step is not None and held_out.best_step != steps else final
-    reason = "budget" if budget.stopped_for_budget else "early_stopping" if held_out.stopped_early else "max_steps"
+    reason = ("budget" if budget.stopped_for_budget else "early_stopping" if held_out.stopped_early
+              else "chunk_end" if chunk_end.stopped else "max_steps")
     # every rank's share (under accelerate each scores a slice of each batch)
     usd, calls, rollouts = (world_total(reward.stats.usd), round(world_total(reward.stats.calls)),
                             round(world_total(reward.stats.rollouts)))
