@@ -225,12 +225,14 @@ def print_nightly(summary) -> None:  # noqa: ANN001 - flows.nightly.NightlySumma
         {"method": k, "accuracy": round(v, 4),  # an unknown $ is shown NULL
          "usd_per_question": None if (usd := scores.usd_per_question[k]) is None else round(usd, 6),
          "questions": scores.questions,
-         "challenger_minus_this": m.text() if (m := scores.challenger_margin.get(k)) else None}
+         "margin": m.text() if (m := scores.challenger_margin.get(k)) else None}
         for k, v in scores.accuracy.items()]))
     beaten = [k for k, m in scores.challenger_margin.items() if m.low > 0]
     if scores.challenger_margin:
-        console.print(f"the challenger beats {len(beaten)} of {len(scores.challenger_margin)} other methods with"
-                      f" {decision.figures.get('confidence', 0.95):.0%} confidence (lower bound > 0)"
+        confidence = decision.figures.get("confidence", 0.95)
+        console.print(f"margin: the challenger's accuracy minus the method's [its {confidence:.0%} lower bound]; the"
+                      f" challenger beats {len(beaten)} of {len(scores.challenger_margin)} with {confidence:.0%}"
+                      " confidence (lower bound > 0)"
                       + (f"; not: {', '.join(k for k in scores.challenger_margin if k not in beaten)}"
                          if len(beaten) < len(scores.challenger_margin) else ""), soft_wrap=True, markup=False)
     console.print(f"spent: {dollars(costs.usd_spent)} (training {dollars(costs.usd_training)},"

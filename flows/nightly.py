@@ -119,7 +119,8 @@ class Margin(BaseModel):
     low: float
 
     def text(self) -> str:
-        return f"{self.diff:+.3f} (lower bound {self.low:+.3f})"
+        """`+0.102 [+0.031]`: the difference [its lower bound]."""
+        return f"{self.diff:+.3f} [{self.low:+.3f}]"
 
 
 class Scores(BaseModel):
@@ -329,7 +330,7 @@ def _scores(night: Night, gate: GateInputs, evaluation_id: str) -> tuple[Scores,
             margins[label] = margin
         rows.append({"method": label, "questions": len(side.correct), "accuracy": round(accuracy[label], 4),
                      "usd_per_question": None if usd is None else round(usd, 6),
-                     "challenger_minus_this": margin.text() if margin else None})
+                     "margin": margin.text() if margin else None})
     questions = max((r["questions"] for r in rows), default=0)
     return Scores(accuracy=accuracy, usd_per_question=usd_q, questions=questions, challenger_margin=margins), rows
 
