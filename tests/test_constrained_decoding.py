@@ -12,8 +12,8 @@ from conductor.models.automaton import DecisionAutomaton
 from conductor.training.config import local_profile
 from conductor.training.dataset import PoolSampling, build_rows, row_messages, training_pool
 from conductor.training.problems import bank_splits, take_per_domain
-from conductor.training.sft_data import completion_text, draw_example
-from conductor.training.strategies import PLANS, plan_of, stated_plan
+from conductor.training.sft_data import TASK_LINES, completion_text, draw_example
+from conductor.training.strategies import PLANS, phrases, plan_of, stated_plan
 from conductor.workflow import parse
 
 
@@ -47,7 +47,8 @@ def _sample(model, tokenizer, prompts, n):  # noqa: ANN001, ANN202
 
 def test_an_untrained_conductor_writes_only_workflows_that_parse(untrained, train) -> None:
     """Random weights, temperature 1: 256 samples, every one parses, states a plan that its
-    lists follow, and the plans vary (the automaton fixes syntax, not choices)."""
+    lists follow, words each step as its role for the kind of task it states, and the plans
+    vary (the automaton fixes syntax, not choices)."""
     from conductor.models.constrained import load_causal_lm
     from conductor.models.tiny import load_tokenizer
 
@@ -61,8 +62,12 @@ def test_an_untrained_conductor_writes_only_workflows_that_parse(untrained, trai
     for text in texts:
         workflow = parse(text, len(pool.specs))
         assert not hasattr(workflow, "reason"), (text, workflow)
-        assert stated_plan(text) is plan_of(workflow) is not None, text
-        plans[plan_of(workflow).name] += 1
+        plan = stated_plan(text)
+        assert plan is plan_of(workflow) is not None, text
+        kind = next(k for k, line in TASK_LINES.items() if line in text.split("\n", 1)[0])
+        for subtask, role in zip(workflow.subtasks, plan.roles, strict=True):
+            assert subtask in phrases(kind, role), (kind, role, subtask)
+        plans[plan.name] += 1
     assert len(plans) == len(PLANS), plans
 
 

@@ -237,6 +237,9 @@ MUTANTS: list[Mutant] = [
     Mutant("chunk-anneals-on-its-own", "tasks/launch.py",
            '**{**self.overrides, "stop_at_step": self.until_step})', '**{**self.overrides, "max_steps": self.until_step})',
            ("tests/test_training_flow.py::test_training_flow_runs_chunks_and_registers",)),
+    Mutant("wording-free-of-its-role", "conductor/training/sft_data.py",
+           "for p in phrases(kind, role)]", "for p in all_phrases()]",
+           ("tests/test_constrained_decoding.py::test_an_untrained_conductor_writes_only_workflows_that_parse",)),
 ]
 
 

@@ -34,7 +34,7 @@ from conductor.data.schema import Problem
 from conductor.models.automaton import DecisionAutomaton
 from conductor.prompts import SYSTEM, pool_section
 from conductor.training.dataset import PoolSampling, PromptRow, build_rows, row_messages
-from conductor.training.strategies import PLANS, Plan, all_phrases, draw_workflow
+from conductor.training.strategies import PLANS, Plan, all_phrases, draw_workflow, phrases
 from conductor.workers.pool import Pool
 from conductor.workflow import Workflow, render
 
@@ -121,43 +121,43 @@ def decision_tokens(n_workers: int) -> list[str]:
 def decision_automaton(vocab: dict[str, int], n_workers: int, eos_id: int) -> DecisionAutomaton:
     """The grammar of `decision_tokens` as an automaton over token ids (`vocab`: token -> id):
     a plan; the words of a kind of task; that kind's first-worker token; one more worker per
-    further step of the plan; the subtasks' opener and one wording per step; the plan's own
-    access lists; the end. The choices (plan, kind, workers, wordings) are free; the step counts
-    agree and the access lists are the plan's, so the plan sentence is always true to the lists."""
+    further step of the plan; the subtasks' opener and one wording per step, among the library's
+    wordings of that step's role for that kind of task (`strategies.phrases`); the plan's own
+    access lists; the end. The choices (plan, kind, workers, which wording) are free; the step
+    counts agree, the access lists are the plan's (so the plan sentence is always true to the
+    lists), and a step's wording is one of its role's (a combine step is not worded as a plan)."""
     def tid(token: str) -> int:
         if token not in vocab:
             raise ValueError(f"decision token {token!r} is not in the tokenizer (built without decision_tokens?)")
         return vocab[token]
 
-    phrases = [json.dumps(p, ensure_ascii=False) for p in all_phrases()]
     edges: list[tuple[int, int, int]] = []
     states = iter(range(1, 1 << 30))
     end = next(states)
     for plan in PLANS:
         after_plan = next(states)
         edges.append((0, tid(f"{plan.sentence} "), after_plan))
-        first_worker = next(states)
-        for line in TASK_LINES.values():
-            words, last = line.rsplit(" ", 1)
-            after_kind = next(states)
-            edges.append((after_plan, tid(f"{words} "), after_kind))
-            edges += [(after_kind, tid(f"{last}\nmodel_id = [{w}"), first_worker) for w in range(n_workers)]
-        state = first_worker
-        for _ in range(plan.steps - 1):
-            nxt = next(states)
-            edges += [(state, tid(f", {w}"), nxt) for w in range(n_workers)]
-            state = nxt
-        nxt = next(states)
-        edges.append((state, tid(SUBTASKS_OPEN), nxt))
-        state = nxt
-        for step in range(plan.steps):
-            nxt = next(states)
-            edges += [(state, tid(q if step == 0 else f", {q}"), nxt) for q in phrases]
-            state = nxt
         access = json.dumps([a if a == "all" else list(a) for a in plan.access])
         done = next(states)
-        edges.append((state, tid(f"{ACCESS_OPEN}{access}"), done))
         edges.append((done, eos_id, end))
+        for kind, line in TASK_LINES.items():
+            words, last = line.rsplit(" ", 1)
+            after_kind, state = next(states), next(states)
+            edges.append((after_plan, tid(f"{words} "), after_kind))
+            edges += [(after_kind, tid(f"{last}\nmodel_id = [{w}"), state) for w in range(n_workers)]
+            for _ in range(plan.steps - 1):
+                nxt = next(states)
+                edges += [(state, tid(f", {w}"), nxt) for w in range(n_workers)]
+                state = nxt
+            nxt = next(states)
+            edges.append((state, tid(SUBTASKS_OPEN), nxt))
+            state = nxt
+            for step, role in enumerate(plan.roles):
+                nxt = next(states)
+                quoted = [json.dumps(p, ensure_ascii=False) for p in phrases(kind, role)]
+                edges += [(state, tid(q if step == 0 else f", {q}"), nxt) for q in quoted]
+                state = nxt
+            edges.append((state, tid(f"{ACCESS_OPEN}{access}"), done))
     return DecisionAutomaton.from_triples(0, edges)
 
 
