@@ -218,7 +218,7 @@ def test_sentinel_keys_never_reach_any_store_over_a_nightly_run_and_serve(prefec
         night = nightly_flow(NightConfig(steps=1, chunk_steps=1, heldout_problems=2, baselines=["single:w-google"],
                                          training_overrides=TINY, concurrency=2, pool_file=pool,
                                          run_key=f"secrets-{uuid.uuid4().hex[:8]}"))
-        assert night.challenger_version == "1" and not night.simulated
+        assert night.trained.version == "1" and not night.evaluated.simulated
         _assert_keys_were_sent(loop)  # training rollouts and the evaluation called every provider with its key
         sent = len(loop.requests)
         log = tmp_path / "serve.log"

@@ -24,7 +24,7 @@ PROBLEMS = [Problem(id=f"p{i}", source="test", domain="freeform", question=f"Wha
 def warehouse(tmp_path: Path) -> Path:
     """Evaluation `ev`: method `priced` (2 calls at $0.002) and `unpriced` (2 calls of unknown
     price); evaluation `ev-priced`: the priced method alone."""
-    from conductor.executor import run_plan
+    from conductor.executor import RunOptions, run_plan
     from conductor.types import Task
     from conductor.verify import Verdict
     from warehouse.records import Run
@@ -38,7 +38,7 @@ def warehouse(tmp_path: Path) -> Path:
         for method, worker in workers.items():
             for evaluation in ("ev", "ev-priced") if method == "priced" else ("ev",):
                 run_id = f"{evaluation}/{method}"
-                traces = [asyncio.run(run_plan(ONE_STEP, Task.of(p), pool_of(worker), run_id=run_id)).model_copy(
+                traces = [asyncio.run(run_plan(ONE_STEP, Task.of(p), pool_of(worker), RunOptions(run_id=run_id))).model_copy(
                     update={"verdict": Verdict(correct=True, reason="graded", method="test")}) for p in PROBLEMS]
                 store.write_runs([Run(run_id=run_id, kind="eval", method=method, status="finished",
                                       params={"evaluation_id": evaluation, "repeat": 0, "spec": method})])

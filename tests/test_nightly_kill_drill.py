@@ -41,7 +41,7 @@ if kill_at == "training":
     import tasks.training as tt
     real_train = tt.train_grpo
     def train_grpo(config, *args, **kwargs):
-        if config.max_steps >= 2:  # the second chunk: checkpoint-1 is on disk
+        if (config.stop_at_step or config.max_steps) >= 2:  # the second chunk: checkpoint-1 is on disk
             block("training")
         return real_train(config, *args, **kwargs)
     tt.train_grpo = train_grpo

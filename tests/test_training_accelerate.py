@@ -41,7 +41,9 @@ def test_each_chunk_runs_under_accelerate_on_two_processes(tmp_path, prefect_har
     launches = [m for m in logged if m.startswith("launch: ") and "accelerate launch --config_file" in m]
     assert len(launches) == 2 and all(" train --config " in m and " --resume " in m for m in launches), launches
     stepped = {m for m in logged if " of 2: stepped to " in m}
-    assert stepped == {f"rank {r} of 2: stepped to {step} (max_steps)" for r in (0, 1) for step in (1, 2)}, stepped
+    # chunk 1 ends at its own step (the run's schedule goes on), chunk 2 at the run's max_steps
+    assert stepped == {f"rank {r} of 2: stepped to {step} ({why})" for r in (0, 1)
+                       for step, why in ((1, "chunk_end"), (2, "max_steps"))}, stepped
     # The second chunk resumed: its checkpoint holds both steps' optimizer history, and it started at step 1.
     assert sorted(p.name for p in out.glob("checkpoint-*")) == ["checkpoint-1", "checkpoint-2"]
     first = json.loads((out / "chunks" / "to-step-1.result.json").read_text())

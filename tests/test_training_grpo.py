@@ -180,8 +180,10 @@ def test_early_stopping_keeps_the_best_model(tmp_path, warm) -> None:
     model the run hands on is step 1's (best/), not the last step's."""
     model_dir, train, held_out = warm
     out = tmp_path / "run"
+    # Every workflow parses (the decision automaton) and every answer is wrong, so every rollout
+    # earns 0.5: a cost term in the reward keeps the rollouts apart, so the weights still move.
     cfg = local_profile(out, model_name_or_path=str(model_dir), max_steps=6, pool_file=str(_hopeless_pool(tmp_path)),
-                        **{**SMALL, "eval_every": 1, "early_stopping_patience": 2})
+                        **{**SMALL, "eval_every": 1, "early_stopping_patience": 2, "cost_weight": 1.0})
     result = train_grpo(cfg, train, held_out[:8])
     assert (result.stop_reason, result.steps) == ("early_stopping", 3)
     assert [(h["step"], h["eval_accuracy"]) for h in result.eval_history] == [(1.0, 0.0), (2.0, 0.0), (3.0, 0.0)]
