@@ -240,8 +240,8 @@ def test_sentinel_keys_never_reach_any_store_over_a_nightly_run_and_serve(prefec
         assert ingest_staged(store, home / "staging").traces >= 2
         nightly_rows = store.query("SELECT count(*) AS n FROM runs WHERE kind = 'nightly' AND status = 'finished'")
         assert nightly_rows.to_pylist() == [{"n": 1}]
-    logs, with_records = _prefect_logs({night.flow_run_id})
-    assert with_records == {night.flow_run_id}  # positive control: the nightly's own log records were read
+    logs, with_records = _prefect_logs({night.night.flow_run_id})
+    assert with_records == {night.night.flow_run_id}  # positive control: the nightly's own log records were read
     files = [p for p in home.rglob("*") if p.is_file()]
     names = {p.name for p in files}
     assert {"mlflow.db", "warehouse.duckdb", "MLmodel", "model.safetensors"} <= names, names
@@ -252,7 +252,7 @@ def test_sentinel_keys_never_reach_any_store_over_a_nightly_run_and_serve(prefec
     everything = b"".join(scanned.values())
     # positive controls: the scans see what the stores do hold
     assert b"QMARKER-5521" in everything and b"w-openai" in everything and b"challenger" in everything
-    assert night.run_key.encode() in scanned["prefect logs (API)"] or b"conductor-nightly" in scanned["prefect database"]
+    assert night.night.run_key.encode() in scanned["prefect logs (API)"] or b"conductor-nightly" in scanned["prefect database"]
     leaks = [(name, secret) for secret in [*SENTINELS.values(), WRONG_KEY] for name, data in scanned.items()
              if secret.encode() in data]
     assert not leaks, leaks
