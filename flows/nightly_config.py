@@ -55,8 +55,8 @@ class NightConfig(BaseModel):
                                             " differs from the evaluation's (default: `pool_file`); simulated and"
                                             " real pools are never mixed.")
     heldout_problems: int = Field(default=512, description="Held-out problems the challenger and champion are"
-                                  " compared on, spread over the domains (the generated bank holds 508: 512 takes"
-                                  " them all; a paired difference's standard error is ~2 points at 508, ~4 at 128).")
+                                  " compared on, spread over the domains (the generated bank holds 509: 512 takes"
+                                  " them all; a paired difference's standard error is ~2 points at 509, ~4 at 128).")
     baselines: list[str] = Field(default_factory=lambda: ["random", EVERY_SINGLE_WORKER], description="Baseline"
                                  " method specs evaluated beside the challenger and the champion; `single:*` is"
                                  " each worker of the pool alone.")
