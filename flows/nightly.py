@@ -34,13 +34,12 @@ from pydantic import BaseModel, Field
 
 from conductor.config import load_settings
 from conductor.evaluation.config import EvalConfig
-from conductor.evaluation.stats import paired_bootstrap
 from conductor.planners import DEFAULT_SHAPE
 from flows.curation import curation_flow
 from flows.evaluation import EvalResult, evaluation_flow
 from flows.nightly_config import Night, NightConfig
 from flows.training import TrainingRequest, training_flow
-from registry.promotion import Decision, GateConfig, Outcomes
+from registry.promotion import Decision, Margin, Outcomes, challenger_margin
 from tasks.curate import cache_dirs
 from tasks.evaluation import evaluation_figures, fill_costs
 from tasks.nightly import (Artifacts, GateInputs, Tables, current_champion, decide_once, heldout_problems,
@@ -109,18 +108,6 @@ class NightRef(BaseModel):
     nightly_run_id: str
     flow_run_id: str
     profile: str
-
-
-class Margin(BaseModel):
-    """The challenger's held-out accuracy minus another method's on the same questions, with the
-    paired bootstrap's one-sided lower bound at the gate's confidence."""
-
-    diff: float
-    low: float
-
-    def text(self) -> str:
-        """`+0.102 [+0.031]`: the difference [its lower bound]."""
-        return f"{self.diff:+.3f} [{self.low:+.3f}]"
 
 
 class Scores(BaseModel):
@@ -333,17 +320,6 @@ def _scores(night: Night, gate: GateInputs, evaluation_id: str) -> tuple[Scores,
                      "margin": margin.text() if margin else None})
     questions = max((r["questions"] for r in rows), default=0)
     return Scores(accuracy=accuracy, usd_per_question=usd_q, questions=questions, challenger_margin=margins), rows
-
-
-def challenger_margin(challenger: Outcomes, other: Outcomes, c: GateConfig) -> Margin | None:
-    """The challenger minus `other` on the questions both answered (None when they share none),
-    with the gate's resamples, confidence and seed."""
-    ids = sorted(set(challenger.correct) & set(other.correct))
-    if not ids:
-        return None
-    diff = paired_bootstrap([float(challenger.correct[i]) for i in ids], [float(other.correct[i]) for i in ids],
-                            resamples=c.resamples, confidence=2 * c.confidence - 1, seed=c.seed)
-    return Margin(diff=diff.diff, low=diff.low)
 
 
 def _summarize(night: Night, gate: GateInputs, stages: Stages, ref: NightRef) -> NightlySummary:

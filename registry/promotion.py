@@ -84,6 +84,29 @@ class Decision(BaseModel):
         }
 
 
+class Margin(BaseModel):
+    """The challenger's held-out accuracy minus another method's on the same questions, with the
+    paired bootstrap's one-sided lower bound at the gate's confidence."""
+
+    diff: float
+    low: float
+
+    def text(self) -> str:
+        """`+0.102 [+0.031]`: the difference [its lower bound]."""
+        return f"{self.diff:+.3f} [{self.low:+.3f}]"
+
+
+def challenger_margin(challenger: Outcomes, other: Outcomes, c: GateConfig) -> Margin | None:
+    """The challenger minus `other` on the questions both answered (None when they share none),
+    with the gate's resamples, confidence and seed."""
+    ids = sorted(set(challenger.correct) & set(other.correct))
+    if not ids:
+        return None
+    diff = paired_bootstrap([float(challenger.correct[i]) for i in ids], [float(other.correct[i]) for i in ids],
+                            resamples=c.resamples, confidence=2 * c.confidence - 1, seed=c.seed)
+    return Margin(diff=diff.diff, low=diff.low)
+
+
 def mcnemar_p(wins: int, losses: int) -> float:
     """Exact one-sided McNemar p-value: P(X >= wins), X ~ Binomial(wins + losses, 1/2)."""
     n = wins + losses

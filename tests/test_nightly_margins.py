@@ -1,10 +1,9 @@
 """The nightly summary's margins: the challenger's held-out accuracy minus each other method's on
-the same questions, with the paired bootstrap's one-sided lower bound (flows/nightly.py)."""
+the same questions, with the paired bootstrap's one-sided lower bound (registry/promotion.py)."""
 
 from __future__ import annotations
 
-from flows.nightly import challenger_margin
-from registry.promotion import GateConfig, Outcomes
+from registry.promotion import GateConfig, Outcomes, challenger_margin
 
 
 def _outcomes(correct: dict[str, bool]) -> Outcomes:

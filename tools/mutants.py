@@ -230,7 +230,7 @@ MUTANTS: list[Mutant] = [
     Mutant("conductor-samples-unconstrained", "conductor/models/constrained.py",
            "        if automaton:\n", "        if False:\n",
            ("tests/test_constrained_decoding.py::test_an_untrained_conductor_writes_only_workflows_that_parse",)),
-    Mutant("night-margin-reversed", "flows/nightly.py",
+    Mutant("night-margin-reversed", "registry/promotion.py",
            "paired_bootstrap([float(challenger.correct[i]) for i in ids], [float(other.correct[i]) for i in ids],",
            "paired_bootstrap([float(other.correct[i]) for i in ids], [float(challenger.correct[i]) for i in ids],",
            ("tests/test_nightly_margins.py",)),
