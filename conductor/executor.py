@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from conductor.config import ExecutionConfig
 from conductor.planners import Planner
 from conductor.progress import notify, watching
+from conductor.run_options import RunOptions
 from conductor.prompts import PriorStep, conductor_messages, recursion_messages, step_message
 from conductor.trace import CallRecord, StepRecord, Trace, total_usage
 from conductor.types import Message, Task, Usage, WorkerSpec
@@ -24,28 +25,6 @@ from conductor.workers.calling import CallFailed, CallPolicy, call_worker
 from conductor.workers.pool import Pool
 from conductor.workers.pricing import prices_for
 from conductor.workflow import ParseError, Workflow, parse
-
-
-@dataclass(frozen=True)
-class RunOptions:
-    """How a question is run: the one settings value `execute`, `run_plan`, `plan_and_run`,
-    `conductor.solve.solve` and `solve_many` take (passed once, handed down unchanged to the
-    recursion rounds of a question). The planner is not in it: `plan_and_run` and the solvers
-    need one, `execute` and `run_plan` only to answer recursion steps."""
-
-    # budgets, limits, timeouts and failure policy (a Method's execution settings)
-    config: ExecutionConfig = field(default_factory=ExecutionConfig)
-    # the run the traces belong to (the warehouse's `runs`); None: traces of no recorded run
-    run_id: str | None = None
-    # retry jitter and any other chance in a question's calls; None: a fresh unseeded Random.
-    # `solve_many` gives each question its own, from its `seed`.
-    rng: random.Random | None = None
-    # the Conductor prompt's worked examples, unless a trained planner declares its own
-    examples: bool = True
-
-    def seeded(self, seed: int) -> RunOptions:
-        """These options with their own Random: one question's, reproducible from `seed`."""
-        return replace(self, rng=random.Random(seed))
 
 
 @dataclass
