@@ -28,11 +28,19 @@ ap.add_argument("--n-test", type=int, default=508, help="held-out problems repor
 ap.add_argument("--skip-sft", action="store_true", help="reuse OUT/sft from an earlier run")
 ap.add_argument("--model", default=None, help="start GRPO from this model directory instead")
 ap.add_argument("--environment", action="store_true", help="score each plan on the oracle worker; no training")
+ap.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
+                help="any other training config field (e.g. beta=0.04), repeatable; the value is read as JSON when it parses")
 a = ap.parse_args()
 if a.environment:
     import runpy
     runpy.run_path(os.path.join(os.path.dirname(os.path.abspath(__file__)), "_strategies_environment.py"))
     sys.exit(0)
+def _value(text):
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+overrides = {k: _value(v) for k, v in (item.split("=", 1) for item in a.set)}
 def cpu(): r = resource.getrusage(resource.RUSAGE_SELF); return r.ru_utime + r.ru_stime
 from conductor.training.config import local_profile
 from conductor.training.pipeline import training_split
@@ -49,7 +57,7 @@ from conductor.models.constrained import load_causal_lm
 import torch
 cfg = local_profile(a.out, seed=a.seed, sft_copies=a.copies, sft_epochs=a.epochs, sft_learning_rate=a.sft_lr,
                     max_steps=a.steps or 1, learning_rate=a.lr, max_completion_length=128,
-                    eval_every=0, early_stopping_patience=0, save_steps=1000)
+                    eval_every=0, early_stopping_patience=0, save_steps=1000, **overrides)
 train, val = training_split(cfg)
 test = bank_splits().test[: a.n_test]
 t0, c0 = time.time(), cpu()
@@ -82,9 +90,9 @@ def report(model_dir, label, sample=False, reps=1):
     per = collections.defaultdict(lambda: [0, 0, 0])  # stated plan -> n, parsed, matched
     shapes = collections.defaultdict(collections.Counter)
     workers = collections.defaultdict(collections.Counter)
-    q = []; ge3 = collections.Counter(); nd = collections.Counter(); kind_ok = 0
+    q = []; ge3 = collections.Counter(); nd = collections.Counter(); kind_ok = 0; kind_by = collections.Counter()
     for t, r in zip(texts, rr):
-        kind_ok += task_line(r.problem) in t
+        kind_ok += task_line(r.problem) in t; kind_by[r.problem.domain] += task_line(r.problem) in t
         sp = stated_plan(t); name = sp.name if sp else "none"
         wf = parse(t, len(pool.specs))
         ok = not hasattr(wf, "reason")
@@ -102,7 +110,7 @@ def report(model_dir, label, sample=False, reps=1):
     for k, (n, p, m) in sorted(per.items()):
         print(f"  plan {k:13s} n={n:4d} parse={p/n:.3f} match={m/max(p,1):.3f}")
     for d in sorted(shapes):
-        print(f"  {d:9s} >=3 steps {ge3[d]/nd[d]:.2f}  shapes {dict(shapes[d].most_common(4))}  workers {dict(workers[d].most_common(3))}")
+        print(f"  {d:9s} kind right {kind_by[d]/nd[d]:.2f} >=3 steps {ge3[d]/nd[d]:.2f}  shapes {dict(shapes[d].most_common(4))}  workers {dict(workers[d].most_common(3))}")
     print(f"  mean instruction quality {sum(q)/max(1,len(q)):.3f}; kind of task stated rightly {kind_ok/len(texts):.3f}")
     if not sample:
         res = asyncio.run(score_texts(texts, rr, pool, examples=False))

@@ -193,7 +193,7 @@ def plot(
 
 
 def _nothing(run: str) -> int:
-    console.print(f"error: run {run} has no finished questions and no training metrics to plot")
+    console.print(f"error: run {run} has no judged questions (none finished, or none got a verdict) and no training metrics to plot")
     return 2
 
 

@@ -143,4 +143,19 @@ def test_plot_of_a_run_with_nothing_to_plot_says_so(tmp_path: Path) -> None:
     with TraceStore(db) as store:
         store.write_runs([Run(run_id="empty", kind="eval", status="finished")])
     res = CliRunner().invoke(app, ["plot", "empty", "--out", str(tmp_path / "p"), "--db", str(db)])
-    assert res.exit_code == 2 and "nothing" not in res.output and "no finished questions" in res.output
+    assert res.exit_code == 2 and "nothing" not in res.output and "no judged questions" in res.output
+
+
+def test_plot_of_a_run_whose_questions_have_no_verdict_says_so(tmp_path: Path) -> None:
+    """Questions that ended without a verdict have an unknown accuracy: neither a crash nor 0 %."""
+    from conductor.cli.main import app
+    from conductor.trace import Trace
+    from warehouse.records import Run
+
+    db = tmp_path / "wh.duckdb"
+    with TraceStore(db) as store:
+        store.write_runs([Run(run_id="unjudged", kind="eval", status="finished", method="single:x")])
+        store.write_traces([Trace(run_id="unjudged", problem_id=f"p{i}", source="s", domain="math") for i in range(3)])
+    res = CliRunner().invoke(app, ["plot", "unjudged", "--out", str(tmp_path / "p"), "--db", str(db)])
+    assert res.exit_code == 2 and "no judged questions" in res.output, res.output
+    assert not (tmp_path / "p" / "accuracy_vs_cost.png").exists()

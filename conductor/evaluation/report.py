@@ -17,8 +17,10 @@ PLOT_FILES = ("accuracy_vs_cost.png", "benchmark_bars.png", "worker_usage.png", 
 
 
 def scores_of(rows: Rows) -> list[RepeatScore]:
+    """The rows as scores. A row none of whose questions was judged (`correct` NULL: every one
+    ended without a verdict) has an unknown accuracy: it is left out, never scored as 0."""
     return [RepeatScore(r["method"], r["benchmark"], int(r["repeat"]), int(r["questions"]), int(r["correct"]),
-                        _known_usd(r)) for r in rows]
+                        _known_usd(r)) for r in rows if r["correct"] is not None]
 
 
 def _known_usd(row: Mapping[str, Any]) -> float | None:
@@ -32,7 +34,7 @@ def _known_usd(row: Mapping[str, Any]) -> float | None:
 def table_markdown(figures: Mapping[str, Rows], *, simulated: bool) -> str:
     scores = scores_of(figures["scores"])
     if not scores:
-        return "No finished questions in this run.\n"
+        return "No judged questions in this run (none finished, or none got a verdict).\n"
     return results_markdown(scores, simulated=simulated)
 
 
@@ -41,7 +43,8 @@ def paired_markdown(outcomes: Rows, baseline: str | None = None, seed: int = 0) 
     accuracy with a paired bootstrap 95 % CI (per problem: the share of repeats right)."""
     by: dict[str, dict[str, float]] = {}
     for r in outcomes:
-        by.setdefault(str(r["method"]), {})[str(r["problem_id"])] = float(r["correct"])
+        if r["correct"] is not None:  # no verdict: unknown, so the problem is not shared evidence
+            by.setdefault(str(r["method"]), {})[str(r["problem_id"])] = float(r["correct"])
     methods = list(by)
     if len(methods) < 2:
         return ""
