@@ -235,3 +235,12 @@ def test_recursion_rows_get_a_second_round_from_the_policy(tmp_path, warm) -> No
     assert all(t.conductor_prompt and "Earlier workflow and responses" in t.conductor_prompt[-1].content
                for t in seconds if t.depth == 1)
     assert all("conductor" in t.pool for t in firsts)
+
+
+def test_a_kl_reference_model_builds_for_the_conductor_model(tmp_path, warm) -> None:
+    """`beta` > 0 (a KL term to the warm start, GRPOConfig's own field) makes TRL build a reference
+    model from the config: the Conductor's own model type must load there too."""
+    model_dir, train, _ = warm
+    result = train_grpo(local_profile(tmp_path / "run", model_name_or_path=str(model_dir), max_steps=1, beta=0.04,
+                                      **SMALL), train)
+    assert result.steps == 1 and "kl" in result.history[0]

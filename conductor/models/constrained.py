@@ -20,6 +20,7 @@ tokens are ones the warm start already gives almost no mass, so the samples are 
 
 from __future__ import annotations
 
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +65,10 @@ class ConductorQwen2Config(Qwen2Config):
 
     model_type = MODEL_TYPE
     decision_automaton: dict | None = None
+    # TRL builds a KL reference model (GRPOConfig.beta > 0) from the config's architecture name,
+    # and for one outside `transformers` reads `auto_map`: empty sends it to AutoModelForCausalLM,
+    # where this module registers the class (empty is also "no remote code" to transformers).
+    auto_map: dict = field(default_factory=dict)
 
 
 class ConductorQwen2ForCausalLM(Qwen2ForCausalLM):
