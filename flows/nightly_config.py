@@ -21,17 +21,12 @@ from registry.promotion import GateConfig
 
 _KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
-# The local profile's nightly training: a warm start of 4 draws per problem (400 SFT steps; the
-# profile's own is 8 draws, 800 steps) and 200 GRPO steps at a learning rate of 5e-4 (cosine to 0),
+# The local profile's nightly training is the profile's own recipe (a warm start of 400 SFT steps,
+# 200 GRPO steps of 2 questions x 16 rollouts at 5e-4 with a KL term; conductor/training/config.py),
 # with no held-out early stopping inside the night (the nightly's own evaluation and gate judge the
-# model). Measured (SIMULATED local pool, seed 0, 508 held-out problems, greedy; docs/training.md):
-# 0.744 against 0.731 for the per-domain oracle and 0.623 for the best single worker, writing
-# 3-step workflows in every domain, for ~8 CPU-minutes (warm start 186 CPU-s, GRPO ~1.3 CPU-s a
-# step). 200 SFT steps left the kind of task wrong in 17 % of workflows and GRPO at 1e-3 then
-# collapsed it (0.522). `conductor train --profile local` is the full-length run.
+# model) and both cores.
 LOCAL_NIGHTLY_TRAINING: dict[str, Any] = {
-    "eval_every": 0, "early_stopping_patience": 0, "validation_problems": 8, "sft_copies": 4,
-    "learning_rate": 5e-4,
+    "eval_every": 0, "early_stopping_patience": 0, "validation_problems": 8,
     # The night trains alone on the machine: 2 threads made a GRPO step 1.39x faster on a quiet
     # 2-core machine (0.93 s against 1.29 s of wall, benchmarks/training_speed.py --threads).
     "torch_threads": 2,
