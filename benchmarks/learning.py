@@ -137,7 +137,7 @@ class Store:
                                "host": socket.gethostname(), "load_avg_1m": os.getloadavg()[0]}
         self.path.write_text(json.dumps(data, indent=1))
         print(f"  {row['method']}: accuracy {row['accuracy']:.3f}, format {row['format_rate']:.2f}, "
-              (f"${row['usd_per_question']:.4f}/q" if row['usd_per_question'] is not None else "$ unknown/q")
+              + (f"${row['usd_per_question']:.4f}/q" if row['usd_per_question'] is not None else "$ unknown/q")
               + f", {row['calls_per_question']:.2f} calls/q"
               + (f", {row['cpu_min']:.1f} CPU-min" if row.get("cpu_min") is not None else ""), flush=True)
         if row.get("shapes"):
