@@ -5,7 +5,7 @@ accuracy and shapes per domain, the kind of task stated rightly, and how often t
 the same workflow for both wordings. SIMULATED local pool: numbers describe the simulation,
 never a real model.
 
-    python benchmarks/phrasings.py --model /tmp/phr0/final              # evaluate a trained model
+    python benchmarks/phrasings.py --model /tmp/phr0/model              # evaluate a trained model
     python benchmarks/phrasings.py --train --out /tmp/phr1 --train-phrasings bank plain \\
         --seed 0 --copies 4 --steps 200 --lr 5e-4                        # the recipe of
         # benchmarks/strategies.py, its training problems asked in several training styles
@@ -35,6 +35,7 @@ from conductor.training.dataset import PoolSampling, build_rows, row_messages, t
 from conductor.training.evaluate import generate_workflows, score_texts  # noqa: E402
 from conductor.training.problems import PHRASINGS, heldout_problems, training_phrasings  # noqa: E402
 from conductor.training.sft_data import task_line  # noqa: E402
+from conductor.workers.simulated.instructions import instruction_quality  # noqa: E402
 
 
 def cpu_s() -> float:
@@ -77,12 +78,21 @@ def evaluate(model_dir: Path, phrasings: str, n_test: int, pool_file: Path) -> t
     result = asyncio.run(score_texts(texts, rows, pool, examples=False))
     base = Baselines(rows=rows, pool=pool)
     kind_ok: dict[str, list[bool]] = collections.defaultdict(list)
-    for t, r in zip(texts, rows):
+    workers: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
+    quality: dict[str, list[float]] = collections.defaultdict(list)
+    for t, r, trace in zip(texts, rows, result.traces):
         kind_ok[r.problem.domain].append(task_line(r.problem) in t)
+        wf = trace.workflow
+        workers[r.problem.domain]["unparsed" if wf is None else "+".join(map(str, sorted(set(wf.model_id))))] += 1
+        if wf is not None:  # the simulator's stated wording formula, measured (never a reward here)
+            quality[r.problem.domain] += [instruction_quality(r.problem, s) for s in wf.subtasks]
     figures = {"phrasings": phrasings, "n": result.n, "accuracy": result.accuracy, "format_rate": result.format_rate,
                "calls_per_question": result.calls_per_question, **shape_figures(result, base),
                "kind_stated_rightly": {d: sum(v) / len(v) for d, v in sorted(kind_ok.items())},
-               "mean_prompt_chars": sum(len(p[-1]["content"]) for p in prompts) / len(prompts)}
+               "workers": {d: dict(c.most_common(4)) for d, c in sorted(workers.items())},
+               "instruction_quality": {d: sum(v) / len(v) for d, v in sorted(quality.items()) if v},
+               "mean_prompt_chars": sum(len(p[-1]["content"]) for p in prompts) / len(prompts),
+               "correct": [bool(t.verdict and t.verdict.correct) for t in result.traces]}
     return figures, texts
 
 
@@ -93,9 +103,19 @@ def table(runs: list[dict], same: float) -> str:
     for r in runs:
         lines.append(f"| {r['phrasings']} phrasings | {r['n']} | {r['accuracy']:.3f} | {r['format_rate']:.2f} | "
                      + " | ".join(f"{r['accuracy_by_domain'][d]:.3f}" for d in domains) + " |")
-    text = "\n".join(lines) + f"\n\nsame workflow written for both wordings: {same:.3f} of problems\n"
+    # Paired: the same problems, and the simulator's dice depend on the problem and the workflow,
+    # not on the wording, so only problems given another workflow can differ.
+    a, b = runs[0]["correct"], runs[1]["correct"]
+    diffs = [float(y) - float(x) for x, y in zip(a, b)]
+    mean = sum(diffs) / len(diffs)
+    se = (sum((d - mean) ** 2 for d in diffs) / (len(diffs) - 1) / len(diffs)) ** 0.5
+    text = "\n".join(lines) + (f"\n\nheld-out minus bank phrasings: {mean:+.3f} (paired standard error {se:.3f}; "
+                               f"{sum(d < 0 for d in diffs)} problems lost, {sum(d > 0 for d in diffs)} gained)"
+                               f"\nsame workflow written for both wordings: {same:.3f} of problems\n")
     for r in runs:
-        text += f"\n{r['phrasings']}: kind of task stated rightly {r['kind_stated_rightly']}\n"
+        kinds = {d: round(v, 3) for d, v in r["kind_stated_rightly"].items()}
+        q = {d: round(v, 3) for d, v in r["instruction_quality"].items()}
+        text += f"\n{r['phrasings']}: kind of task stated rightly {kinds}; wording quality {q}; workers {r['workers']}\n"
         for d, hist in r["shapes"].items():
             text += f"  {d}: {hist} (>=3 steps {100 * r['deep_share'][d]:.0f}%)\n"
     return text

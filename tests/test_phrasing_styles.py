@@ -103,3 +103,18 @@ def test_the_simulator_scores_a_redressed_problem_as_its_original(strategy: str)
     assert typed.calls_per_question == bank.calls_per_question
     assert [t.usage.output_tokens for t in typed.traces] == [t.usage.output_tokens for t in bank.traces]
     assert 0.0 < bank.accuracy < 1.0  # a mix of right and wrong answers, so the comparison can fail
+
+
+def test_cli_bank_writes_the_heldout_phrasings(tmp_path) -> None:  # noqa: ANN001
+    from typer.testing import CliRunner
+
+    from conductor.cli import app
+    from conductor.data.schema import Problem
+
+    out = tmp_path / "typed.jsonl"
+    result = CliRunner().invoke(app, ["data", "bank", "--out", str(out), "--split", "heldout", "--phrasing", "typed"])
+    assert result.exit_code == 0, result.output
+    written = [Problem.model_validate_json(line) for line in out.read_text().splitlines()]
+    assert [p.model_dump() for p in written] == [p.model_dump() for p in heldout_problems("heldout")]
+    bad = CliRunner().invoke(app, ["data", "bank", "--out", str(out), "--phrasing", "shouty"])
+    assert bad.exit_code == 2 and "typed" in bad.output
