@@ -18,6 +18,8 @@ is the whole held-out split of the generated bank (509 problems) unless `--test-
     python benchmarks/learning.py --pool paper-sim --baselines --sft --seeds 0 1 2
     python benchmarks/learning.py --pool local --randomized 0          # randomized-pools comparison, seed 0
     python benchmarks/learning.py --pool local --pool paper-sim --report --write docs/benchmarks.md
+    python benchmarks/learning.py --pool local --phrasings heldout --rescore 0 --from .conductor/bench-learning
+        # the trained seeds again, on the held-out problems in words no training saw
 
 CPU-minutes are this process's user+system CPU time (resource.getrusage) for the stage, so other
 people's load on the machine inflates wall time but not these. A GRPO seed's CPU-minutes include
@@ -51,7 +53,7 @@ from conductor.training.config import local_profile  # noqa: E402
 from conductor.training.dataset import PoolSampling, build_rows  # noqa: E402
 from conductor.training.evaluate import EvalResult  # noqa: E402
 from conductor.training.pipeline import run_training, training_split  # noqa: E402
-from conductor.training.problems import bank_splits, take_per_domain  # noqa: E402
+from conductor.training.problems import PHRASINGS, bank_splits, take_per_domain, heldout_problems  # noqa: E402
 from conductor.training.sft_data import completion_text, draw_example  # noqa: E402
 from conductor.training.warm import warm_started_tiny  # noqa: E402
 from conductor.workflow import render  # noqa: E402
@@ -142,9 +144,10 @@ class Store:
             print(f"    shapes: {shapes_line(row)}", flush=True)
 
 
-def test_set(n: int | None) -> list:
-    """`n` held-out bank problems, stratified by domain; None: the whole held-out split."""
-    test = bank_splits().test
+def test_set(n: int | None, phrasings: str = "bank") -> list:
+    """`n` held-out bank problems, stratified by domain; None: the whole held-out split. phrasings
+    "heldout": the same problems in the held-out style's words (training never sees it)."""
+    test = heldout_problems(phrasings)
     return list(test) if n is None else take_per_domain(test, n, seed=0)
 
 
@@ -278,6 +281,9 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=None, help="GRPO steps (default: the local profile's).")
     ap.add_argument("--test-n", type=int, default=None,
                     help="Held-out bank problems (stratified by domain; default: the whole held-out split).")
+    ap.add_argument("--phrasings", choices=PHRASINGS, default="bank",
+                    help="The held-out problems in the bank's words, or in the held-out style's (same problems, "
+                         "text from a generator nothing trains on); results under --out/<pool>-phrasings-heldout.")
     ap.add_argument("--out", type=Path, default=Path(".conductor/bench-learning"))
     ap.add_argument("--report", action="store_true", help="Print (and with --write, write) the tables.")
     ap.add_argument("--write", type=Path, default=None)
@@ -286,10 +292,10 @@ def main() -> None:
     steps = ns.steps or local_profile(ns.out).max_steps
     for name in pools:
         pool_file, out = POOLS[name], ns.out / name
-        store = Store(out / "results.json")
+        store = Store((out if ns.phrasings == "bank" else ns.out / f"{name}-phrasings-{ns.phrasings}") / "results.json")
         needs_base = ns.baselines or ns.sft or ns.seeds or ns.randomized or ns.partial or ns.rescore
         scale = local_profile(ns.out).simulated_latency_scale
-        base = baselines(test_set(ns.test_n), pool_file, latency_scale=scale) if needs_base else None
+        base = baselines(test_set(ns.test_n, ns.phrasings), pool_file, latency_scale=scale) if needs_base else None
         if ns.baselines:
             print(f"[{name}] baselines", flush=True)
             run_baselines(base, store)
@@ -356,8 +362,11 @@ def main() -> None:
                 n = len(base.rows) if base is not None else (measured.pop() if len(measured) == 1
                                                               else ns.test_n or len(bank_splits().test))
                 key = f"learning-bank-{name}" + ("" if n == 128 else f"-{n}")
+                worded = ""
+                if ns.phrasings != "bank":
+                    key, worded = f"{key}-phrasings-{ns.phrasings}", ", asked in the held-out phrasings"
                 write_section(ns.write, key,
-                              f"Learning to orchestrate on {n} held-out bank problems, {name} pool "
+                              f"Learning to orchestrate on {n} held-out bank problems{worded}, {name} pool "
                               "(benchmarks/learning.py, simulated)", body)
 
 

@@ -84,15 +84,21 @@ def register(app: typer.Typer) -> None:
         n: Annotated[int, typer.Option("--n", min=0, help="Problems, split evenly over the four domains")] = 2400,
         seed: Annotated[int, typer.Option(help="Generation seed (same seed, same problems)")] = 0,
         split: Annotated[str, typer.Option(help="all, train or heldout")] = "all",
+        phrasing: Annotated[str, typer.Option(help="Wording style: bank (the bank's own), plain (a second "
+                                                   "training-side style) or typed (the held-out style: as users "
+                                                   "type; same problems and ids, other text)")] = "bank",
     ) -> None:
         """Write the generated problem bank (math, choice, freeform, code) as JSONL."""
         from collections import Counter
 
         from conductor.data.synthetic import generate_bank, split_bank
+        from conductor.data.synthetic.styles import STYLES
 
         if split not in ("all", "train", "heldout"):
             raise fail(f"--split must be all, train or heldout, not {split!r}")
-        problems = generate_bank(n, seed)
+        if phrasing not in STYLES:
+            raise fail(f"--phrasing must be one of {', '.join(STYLES)}, not {phrasing!r}")
+        problems = generate_bank(n, seed, phrasing)
         if split != "all":
             problems = split_bank(problems)[0 if split == "train" else 1]
         with user_errors(OSError):

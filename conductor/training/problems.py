@@ -27,12 +27,45 @@ class ProblemSplits:
     test: list[Problem]
 
 
-@lru_cache(maxsize=4)
-def _bank(n: int, seed: int) -> tuple[tuple[Problem, ...], tuple[Problem, ...]]:
+@lru_cache(maxsize=8)
+def _bank(n: int, seed: int, phrasing: str = "bank") -> tuple[tuple[Problem, ...], tuple[Problem, ...]]:
     from conductor.data.synthetic import generate_bank, split_bank
 
-    train, heldout = split_bank(generate_bank(n=n, seed=seed))
+    train, heldout = split_bank(generate_bank(n=n, seed=seed, phrasing=phrasing))
     return tuple(train), tuple(heldout)
+
+
+# Which wording the held-out problems are asked in: the bank's own, or the held-out style (a
+# generator nothing trains on; conductor/data/synthetic/styles.py).
+PHRASINGS = ("bank", "heldout")
+
+
+def heldout_problems(phrasings: str = "bank", *, n: int = 2400, seed: int = 0) -> list[Problem]:
+    """The bank's held-out split (`bank_splits().test`), asked in the bank's words ("bank") or in
+    the held-out style's ("heldout": the same problems, ids, answers and order, other text)."""
+    from conductor.data.synthetic.styles import DEFAULT_STYLE, HELDOUT_STYLE
+
+    if phrasings not in PHRASINGS:
+        raise ValueError(f"phrasings must be one of {', '.join(PHRASINGS)}, not {phrasings!r}")
+    return list(_bank(n, seed, DEFAULT_STYLE if phrasings == "bank" else HELDOUT_STYLE)[1])
+
+
+def training_phrasings(problems: Sequence[Problem], styles: Sequence[str], *, n: int = 2400,
+                       seed: int = 0) -> list[Problem]:
+    """Bank problems (of the bank `n`, `seed`), each asked in one of the training `styles`, picked by
+    a hash of its id: the same problems and count, the wording varied. The held-out style is refused."""
+    from conductor.data.synthetic.styles import HELDOUT_STYLE, style
+
+    if HELDOUT_STYLE in styles:
+        raise ValueError(f"{HELDOUT_STYLE!r} is the held-out style: nothing trains on it")
+    for name in styles:
+        style(name)
+    by_style = {name: {p.id: p for part in _bank(n, seed, name) for p in part} for name in styles}
+    out: list[Problem] = []
+    for p in problems:
+        name = styles[int(hashlib.sha256(f"phrasing:{p.id}".encode()).hexdigest()[:8], 16) % len(styles)]
+        out.append(by_style[name].get(p.id, p))
+    return out
 
 
 def bank_splits(*, n: int = 2400, seed: int = 0, validation: int = 48, split_seed: int = 0) -> ProblemSplits:

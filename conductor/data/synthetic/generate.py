@@ -19,6 +19,7 @@ from conductor.data.synthetic.code_tasks import CODE_TASKS
 from conductor.data.synthetic.knowledge import CHOICE_GENERATORS, FREEFORM_GENERATORS
 from conductor.data.synthetic.math_items import MATH_GENERATORS
 from conductor.data.synthetic.phrasing import dress
+from conductor.data.synthetic.styles import DEFAULT_STYLE, style
 from conductor.data.synthetic.types import Item
 
 Split = Literal["train", "heldout"]
@@ -53,22 +54,22 @@ def _problem(domain: Domain, question: str, answer: str | None, meta: dict[str, 
                    **fields)  # type: ignore[arg-type]
 
 
-def _text_item(rng: random.Random, domain: Domain) -> Problem:
+def _text_item(rng: random.Random, domain: Domain) -> tuple[Problem, str]:
     maker = rng.choice(_ITEM_MAKERS[domain])
     item = maker(rng)
     question = dress(rng, domain, item.statement)
     kind = item.kind or getattr(maker, "__name__", "")
     if domain != "choice":
         return _problem(domain, question, item.answer,
-                        {"subject": item.subject, "kind": kind, "distractors": list(item.distractors)})
+                        {"subject": item.subject, "kind": kind, "distractors": list(item.distractors)}), item.statement
     options = [item.answer, *item.distractors[:3]]
     rng.shuffle(options)
     gold = "ABCD"[options.index(item.answer)]
     return _problem(domain, question, gold, {"subject": item.subject, "kind": kind, "distractors": [
-        letter for letter in "ABCD" if letter != gold]}, choices=options)
+        letter for letter in "ABCD" if letter != gold]}, choices=options), item.statement
 
 
-def _code_item(rng: random.Random) -> Problem:
+def _code_item(rng: random.Random) -> tuple[Problem, str]:
     built = build_code_problem(rng, rng.choice(CODE_TASKS))
     question = dress(rng, "code", built.statement)
     meta: dict[str, object] = {"subject": built.subject, "kind": built.task, "task": built.task,
@@ -76,12 +77,23 @@ def _code_item(rng: random.Random) -> Problem:
                                "wrong_solutions": built.wrong, "starter_code": built.starter_code}
     if built.func_name:
         meta["func_name"] = built.func_name
-    return _problem("code", question, None, meta, tests=built.tests)
+    return _problem("code", question, None, meta, tests=built.tests), built.statement
 
 
-def _draw(domain: Domain, seed: int, index: int, attempt: int) -> Problem:
+def _draw(domain: Domain, seed: int, index: int, attempt: int) -> tuple[Problem, str]:
+    """The bank's problem and its bare statement (before `dress`)."""
     rng = random.Random(f"{seed}:{domain}:{index}:{attempt}")
     return _code_item(rng) if domain == "code" else _text_item(rng, domain)
+
+
+def redress(problem: Problem, statement: str, phrasing: str, *, seed: int, index: int, retry: int = 0) -> Problem:
+    """The same problem (id, answer, choices, tests, meta) asked in another style's words, from an
+    RNG of its own: the bank's draw is untouched, so the problem is exactly the bank's."""
+    if phrasing == DEFAULT_STYLE:
+        return problem
+    rng = random.Random(f"{seed}:{problem.domain}:{index}:{phrasing}:{retry}")
+    return problem.model_copy(update={"question": style(phrasing)(rng, problem.domain, statement),
+                                      "meta": {**problem.meta, "phrasing": phrasing}})
 
 
 def _per_domain(n: int) -> dict[Domain, int]:
@@ -89,28 +101,48 @@ def _per_domain(n: int) -> dict[Domain, int]:
     return {d: base + (1 if i < extra else 0) for i, d in enumerate(DOMAINS)}
 
 
-def generate_domain(domain: Domain, count: int, seed: int = DEFAULT_SEED) -> list[Problem]:
-    """`count` distinct problems of one domain (distinct question texts)."""
+def _key(question: str) -> str:
+    return " ".join(question.casefold().split())
+
+
+def generate_domain(domain: Domain, count: int, seed: int = DEFAULT_SEED, phrasing: str = DEFAULT_STYLE) -> list[Problem]:
+    """`count` distinct problems of one domain (distinct question texts). With another `phrasing`
+    (styles.STYLES): the same problems, each re-dressed in that style (distinct texts too)."""
+    style(phrasing)  # an unknown name fails before any work
     problems: list[Problem] = []
     seen: set[str] = set()
+    seen_redressed: set[str] = set()
     for index in range(count):
         for attempt in range(_MAX_TRIES):
-            problem = _draw(domain, seed, index, attempt)
-            key = " ".join(problem.question.casefold().split())
+            problem, statement = _draw(domain, seed, index, attempt)
+            key = _key(problem.question)
             if key not in seen:
                 seen.add(key)
-                problems.append(problem)
                 break
         else:
             raise RuntimeError(f"{domain}: no new problem after {_MAX_TRIES} draws at index {index}")
+        if phrasing != DEFAULT_STYLE:
+            # the bank's texts are distinct; a style's (lowercased, shorter) may repeat one, or by chance
+            # match the bank's own: dress again
+            for retry in range(_MAX_TRIES):
+                problem_r = redress(problem, statement, phrasing, seed=seed, index=index, retry=retry)
+                if _key(problem_r.question) not in seen_redressed and problem_r.question != problem.question:
+                    break
+            else:
+                raise RuntimeError(f"{domain}: no distinct {phrasing} text after {_MAX_TRIES} tries at index {index}")
+            seen_redressed.add(_key(problem_r.question))
+            problem = problem_r
+        problems.append(problem)
     return problems
 
 
-def generate_bank(n: int = DEFAULT_N, seed: int = DEFAULT_SEED) -> list[Problem]:
-    """`n` problems, split as evenly as possible over math, choice, freeform and code."""
+def generate_bank(n: int = DEFAULT_N, seed: int = DEFAULT_SEED, phrasing: str = DEFAULT_STYLE) -> list[Problem]:
+    """`n` problems, split as evenly as possible over math, choice, freeform and code. `phrasing`
+    names a style (`styles.STYLES`): the default is the bank's own; another gives the same
+    problems (ids, answers, order) in that style's words."""
     if n < 0:
         raise ValueError(f"n must be >= 0, got {n}")
-    return [p for domain, count in _per_domain(n).items() for p in generate_domain(domain, count, seed)]
+    return [p for domain, count in _per_domain(n).items() for p in generate_domain(domain, count, seed, phrasing)]
 
 
 def split_bank(problems: Iterable[Problem]) -> tuple[list[Problem], list[Problem]]:

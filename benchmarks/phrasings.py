@@ -1,0 +1,159 @@
+"""Phrasing it has not seen: a trained Conductor, greedily, on the bank's held-out problems in the
+bank's own words and in the held-out style's (conductor/data/synthetic/styles.py: the same
+problems, ids and golds, text from a generator no training sees), side by side: accuracy, format,
+accuracy and shapes per domain, the kind of task stated rightly, and how often the model writes
+the same workflow for both wordings. SIMULATED local pool: numbers describe the simulation,
+never a real model.
+
+    python benchmarks/phrasings.py --model /tmp/phr0/model              # evaluate a trained model
+    python benchmarks/phrasings.py --train --out /tmp/phr1 --train-phrasings bank plain \\
+        --seed 0 --copies 4 --steps 200 --lr 5e-4                        # the recipe of
+        # benchmarks/strategies.py, its training problems asked in several training styles
+
+Figures are written as JSON to --json (default OUT/phrasings.json or MODEL/phrasings.json).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import collections
+import json
+import os
+import resource
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+from benchmarks.learning import POOLS, shape_figures  # noqa: E402
+from conductor.training.compare import Baselines  # noqa: E402
+from conductor.training.dataset import PoolSampling, build_rows, row_messages, training_pool  # noqa: E402
+from conductor.training.evaluate import generate_workflows, score_texts  # noqa: E402
+from conductor.training.problems import PHRASINGS, heldout_problems, training_phrasings  # noqa: E402
+from conductor.training.sft_data import task_line  # noqa: E402
+from conductor.workers.simulated.instructions import instruction_quality  # noqa: E402
+
+
+def cpu_s() -> float:
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    return ru.ru_utime + ru.ru_stime
+
+
+def train(ns: argparse.Namespace) -> Path:
+    """benchmarks/strategies.py's recipe (local profile, completion cap 128, cosine lr, no early
+    stopping), with the training problems re-dressed in `--train-phrasings` (one style per problem)."""
+    from conductor.training.config import local_profile
+    from conductor.training.grpo import train_grpo
+    from conductor.training.pipeline import training_split
+    from conductor.training.warm import warm_started_tiny
+
+    cfg = local_profile(ns.out, seed=ns.seed, sft_copies=ns.copies, sft_epochs=1.0, sft_learning_rate=3e-3,
+                        max_steps=ns.steps, learning_rate=ns.lr, max_completion_length=128,
+                        eval_every=0, early_stopping_patience=0, save_steps=1000)
+    problems, _ = training_split(cfg)
+    problems = training_phrasings(problems, ns.train_phrasings, n=cfg.bank_size)
+    print("training styles:", dict(collections.Counter(p.meta.get("phrasing", "bank") for p in problems)), flush=True)
+    c0, w0 = cpu_s(), time.time()
+    warm_started_tiny(cfg, problems)
+    print(f"SFT: wall {time.time() - w0:.0f}s cpu {cpu_s() - c0:.0f}s", flush=True)
+    result = train_grpo(cfg, problems, [])
+    print(f"GRPO {result.steps} steps: wall {time.time() - w0:.0f}s cpu {cpu_s() - c0:.0f}s (with SFT)", flush=True)
+    return Path(result.model_dir)
+
+
+def evaluate(model_dir: Path, phrasings: str, n_test: int, pool_file: Path) -> tuple[dict, list[str]]:
+    from conductor.models.constrained import load_causal_lm
+    from conductor.models.tiny import load_tokenizer
+
+    problems = heldout_problems(phrasings)[:n_test]
+    pool = training_pool(pool_file, problems, latency_scale=0)
+    rows = build_rows(problems, pool, PoolSampling(), seed=0)
+    prompts = [[m.model_dump() for m in row_messages(r, pool, examples=False)] for r in rows]
+    tok, model = load_tokenizer(model_dir), load_causal_lm(model_dir)
+    texts = generate_workflows(model, tok, prompts, max_new_tokens=128)
+    result = asyncio.run(score_texts(texts, rows, pool, examples=False))
+    base = Baselines(rows=rows, pool=pool)
+    kind_ok: dict[str, list[bool]] = collections.defaultdict(list)
+    workers: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
+    quality: dict[str, list[float]] = collections.defaultdict(list)
+    for t, r, trace in zip(texts, rows, result.traces):
+        kind_ok[r.problem.domain].append(task_line(r.problem) in t)
+        wf = trace.workflow
+        workers[r.problem.domain]["unparsed" if wf is None else "+".join(map(str, sorted(set(wf.model_id))))] += 1
+        if wf is not None:  # the simulator's stated wording formula, measured (never a reward here)
+            quality[r.problem.domain] += [instruction_quality(r.problem, s) for s in wf.subtasks]
+    figures = {"phrasings": phrasings, "n": result.n, "accuracy": result.accuracy, "format_rate": result.format_rate,
+               "calls_per_question": result.calls_per_question, **shape_figures(result, base),
+               "kind_stated_rightly": {d: sum(v) / len(v) for d, v in sorted(kind_ok.items())},
+               "workers": {d: dict(c.most_common(4)) for d, c in sorted(workers.items())},
+               "instruction_quality": {d: sum(v) / len(v) for d, v in sorted(quality.items()) if v},
+               "mean_prompt_chars": sum(len(p[-1]["content"]) for p in prompts) / len(prompts),
+               "correct": [bool(t.verdict and t.verdict.correct) for t in result.traces]}
+    return figures, texts
+
+
+def table(runs: list[dict], same: float) -> str:
+    domains = sorted(runs[0]["accuracy_by_domain"])
+    lines = ["| held-out problems (SIMULATED local pool) | n | accuracy | format | " + " | ".join(domains) + " |",
+             "|---|---|---|---|" + "---|" * len(domains)]
+    for r in runs:
+        lines.append(f"| {r['phrasings']} phrasings | {r['n']} | {r['accuracy']:.3f} | {r['format_rate']:.2f} | "
+                     + " | ".join(f"{r['accuracy_by_domain'][d]:.3f}" for d in domains) + " |")
+    # Paired: the same problems, and the simulator's dice depend on the problem and the workflow,
+    # not on the wording, so only problems given another workflow can differ.
+    a, b = runs[0]["correct"], runs[1]["correct"]
+    diffs = [float(y) - float(x) for x, y in zip(a, b)]
+    mean = sum(diffs) / len(diffs)
+    se = (sum((d - mean) ** 2 for d in diffs) / (len(diffs) - 1) / len(diffs)) ** 0.5
+    text = "\n".join(lines) + (f"\n\nheld-out minus bank phrasings: {mean:+.3f} (paired standard error {se:.3f}; "
+                               f"{sum(d < 0 for d in diffs)} problems lost, {sum(d > 0 for d in diffs)} gained)"
+                               f"\nsame workflow written for both wordings: {same:.3f} of problems\n")
+    for r in runs:
+        kinds = {d: round(v, 3) for d, v in r["kind_stated_rightly"].items()}
+        q = {d: round(v, 3) for d, v in r["instruction_quality"].items()}
+        text += f"\n{r['phrasings']}: kind of task stated rightly {kinds}; wording quality {q}; workers {r['workers']}\n"
+        for d, hist in r["shapes"].items():
+            text += f"  {d}: {hist} (>=3 steps {100 * r['deep_share'][d]:.0f}%)\n"
+    return text
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--model", type=Path, default=None, help="a trained model directory to evaluate")
+    ap.add_argument("--train", action="store_true", help="train first (strategies.py's recipe) into --out")
+    ap.add_argument("--out", type=Path, default=Path("/tmp/phrasings"))
+    ap.add_argument("--train-phrasings", nargs="+", default=["bank"], help="training styles (styles.TRAINING_STYLES)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--copies", type=int, default=8)
+    ap.add_argument("--steps", type=int, default=400)
+    ap.add_argument("--lr", type=float, default=3e-4)
+    ap.add_argument("--n-test", type=int, default=508, help="held-out problems (strategies.py's default)")
+    ap.add_argument("--pool", choices=sorted(POOLS), default="local")
+    ap.add_argument("--json", type=Path, default=None)
+    ns = ap.parse_args()
+    if ns.train == (ns.model is not None):
+        ap.error("give --model DIR or --train")
+    import torch
+
+    torch.set_num_threads(1)
+    model_dir = train(ns) if ns.train else ns.model
+    c0 = cpu_s()
+    runs, texts = [], []
+    for phrasings in PHRASINGS:
+        figures, written = evaluate(model_dir, phrasings, ns.n_test, POOLS[ns.pool])
+        runs.append(figures)
+        texts.append(written)
+    same = sum(a == b for a, b in zip(*texts)) / len(texts[0])
+    print(f"model {model_dir} (evaluation cpu {cpu_s() - c0:.0f}s)\n" + table(runs, same), flush=True)
+    out = ns.json or (ns.out if ns.train else model_dir) / "phrasings.json"
+    out.write_text(json.dumps({"model": str(model_dir), "train_phrasings": ns.train_phrasings if ns.train else None,
+                               "same_workflow": same, "runs": runs}, indent=1))
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()
