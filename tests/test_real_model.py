@@ -151,3 +151,42 @@ def test_runs_on_the_real_pool_are_labelled_real() -> None:
         method = method_from_spec(spec, REAL_POOL)
         assert method.simulated is False and method.name.endswith("@local-real")
     assert method_from_spec("template:verify", REPO_ROOT / "deployments" / "pools" / "local.yaml").simulated is True
+
+
+def _small_real(out: Path, **overrides: object):  # -> ConductorTrainingConfig
+    from conductor.training.config import profile_config
+
+    return profile_config("small-real", out, **overrides)
+
+
+def test_small_real_profile_prompts_the_real_model_as_the_paper_does(real_model_dir: Path, tmp_path: Path) -> None:
+    """The `small-real` profile's base is the dequantized SmolLM2 (not a hub id); its prompt rows
+    are the paper's (the system prompt with the four out-of-domain example workflows) rendered by
+    SmolLM2's own chat template; its warm start's completions are plain text that the real
+    tokenizer round-trips, that parse, and that fit the profile's completion cap."""
+    from conductor.models.tiny import load_tokenizer
+    from conductor.prompts import EXAMPLES
+    from conductor.training.dataset import PoolSampling, build_rows, to_dataset, training_pool
+    from conductor.training.problems import bank_splits, take_per_domain
+    from conductor.training.sft_data import sft_examples
+    from conductor.training.strategies import PLANS
+    from conductor.workflow import Workflow, parse
+
+    config = _small_real(tmp_path)
+    assert Path(config.warm_start_from) == real_model_dir and config.model_name_or_path == str(tmp_path / "sft")
+    assert config.few_shot_examples and config.lora_r > 0 and config.use_cpu and not config.bf16
+    problems = take_per_domain(bank_splits(n=config.bank_size).train, 8, seed=0)
+    pool = training_pool(config.pool_file, problems)
+    rows = build_rows(problems, pool, PoolSampling())
+    tok = load_tokenizer(config.warm_start_from)
+    text = tok.apply_chat_template(to_dataset(rows, pool, examples=config.few_shot_examples)[0]["prompt"],
+                                   add_generation_prompt=True, tokenize=False)
+    assert text.startswith("<|im_start|>system\nYou are the Conductor.") and text.endswith("<|im_start|>assistant\n")
+    assert all(question in text for question, _, _ in EXAMPLES)
+    examples = sft_examples(problems, pool, PoolSampling(), copies=8, seed=0, examples=config.few_shot_examples)
+    assert {e["completion"][0]["content"].split(".")[0] + "." for e in examples} == {p.sentence for p in PLANS}
+    for example in examples:
+        completion = example["completion"][0]["content"]
+        ids = tok(completion, add_special_tokens=False)["input_ids"]
+        assert tok.decode(ids) == completion and len(ids) < config.max_completion_length
+        assert isinstance(parse(completion, len(rows[0].pool_ids)), Workflow)

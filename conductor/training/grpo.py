@@ -159,7 +159,7 @@ def train_grpo(
     trainer = GRPOTrainer(
         model=load_causal_lm(config.model_name_or_path), reward_funcs=[reward], args=config, train_dataset=dataset,
         processing_class=tokenizer, callbacks=[budget, chunk_end, stats_ckpt, log, held_out],
-        peft_config=lora_config(config),
+        peft_config=lora_config(config, config.model_name_or_path),
     )
     send_logs_to(trainer, on_log)
     timer = StepTimer()

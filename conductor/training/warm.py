@@ -15,6 +15,7 @@ from conductor.training.dataset import PoolSampling, training_pool
 from conductor.training.sft import warm_start
 from conductor.training.problems import take_per_domain
 from conductor.training.sft_data import sft_examples
+from conductor.training.strategies import PLANS
 from conductor.models.prompt_format import PromptFormat, write_prompt_format
 
 
@@ -61,14 +62,17 @@ def warm_started_from(
     problems = take_per_domain(list(train_problems), config.sft_problems, seed=config.seed)
     pool = training_pool(config.pool_file, problems)
     sampling = PoolSampling(randomized=config.randomized_pools, k_min=config.pool_k_min, k_max=config.pool_k_max)
+    plans = [p for p in PLANS if p.name in config.sft_plans] if config.sft_plans else PLANS
+    if len(plans) != len(config.sft_plans or PLANS):
+        raise ValueError(f"unknown plan in sft_plans {config.sft_plans} (known: {', '.join(p.name for p in PLANS)})")
     examples = sft_examples(problems, pool, sampling, copies=config.sft_copies, seed=config.seed,
-                            examples=config.few_shot_examples)
+                            examples=config.few_shot_examples, plans=plans)
     # The paper's prompt with its few-shot examples is ~960 tokens and a 5-step workflow ~130:
     # 2,048 keeps every example whole (truncation would cut the completion's end). A constant
     # rate: a CPU warm start is a few dozen steps, of which a cosine's warmup and tail waste some.
     sft_dir = warm_start(config.warm_start_from, out / "sft", examples, epochs=config.sft_epochs,
                          learning_rate=config.sft_learning_rate, batch_size=config.sft_batch_size, seed=config.seed,
-                         use_cpu=config.use_cpu, on_log=on_log, peft_config=lora_config(config), max_length=2048,
+                         use_cpu=config.use_cpu, on_log=on_log, peft_config=lora_config(config, config.warm_start_from), max_length=2048,
                          logging_steps=1, lr_scheduler_type="constant")
     write_prompt_format(sft_dir, PromptFormat(few_shot_examples=config.few_shot_examples))
     config.model_name_or_path = str(sft_dir)
