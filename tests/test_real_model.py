@@ -190,3 +190,57 @@ def test_small_real_profile_prompts_the_real_model_as_the_paper_does(real_model_
         ids = tok(completion, add_special_tokens=False)["input_ids"]
         assert tok.decode(ids) == completion and len(ids) < config.max_completion_length
         assert isinstance(parse(completion, len(rows[0].pool_ids)), Workflow)
+
+
+# The CI-sized run of the small-real profile (docs/real-model.md gives its cost and the full
+# profile's step times): the prompt without the few-shot examples (~420 tokens instead of ~960), a
+# warm start of 16 examples of the one-step plan (8 steps of 2), and 2 GRPO steps of one question x 4
+# rollouts. Measured here: 16 examples over every plan left 0-1 of 4 held-out greedy outputs
+# parseable (the subtasks' count did not match model_id's), 32 left 3 of 4 at twice the cost; 16
+# one-step examples, 4 of 4. The cost-weighted reward makes rollouts that parse differ in reward
+# (their workers' bills differ), so GRPO's advantages, and its update, are not all zero.
+CI_RUN = {"few_shot_examples": False, "sft_problems": 16, "sft_batch_size": 2, "sft_learning_rate": 2e-3,
+          "sft_plans": ["single"], "num_generations": 4, "per_device_train_batch_size": 4,
+          "max_steps": 2, "save_steps": 100, "cost_weight": 10.0}
+
+
+def test_small_real_conductor_warm_starts_and_trains_two_grpo_steps_and_its_plans_parse(
+        real_model_dir: Path, tmp_path: Path) -> None:
+    """The real model as the Conductor: SFT warm start and 2 GRPO steps with LoRA (peft), through
+    SmolLM2's chat template, on the simulated pool's rewards. LoRA is merged into each saved
+    directory, so exactly the adapted layers moved (embeddings and norms did not), and GRPO moved
+    them again; the trained directory, loaded by `ModelPlanner.from_directory` (the `local`
+    worker), writes workflows that parse on held-out questions."""
+    import torch
+    from safetensors.torch import load_file
+
+    from conductor.planners import ModelPlanner
+    from conductor.solve import solve
+    from conductor.training.dataset import PoolSampling, build_rows, training_pool
+    from conductor.training.grpo import train_grpo
+    from conductor.training.pipeline import ensure_model
+    from conductor.training.problems import bank_splits, take_per_domain
+    from conductor.types import Task
+
+    config = _small_real(tmp_path, **CI_RUN)
+    splits = bank_splits(n=config.bank_size)
+    train = take_per_domain(splits.train, 16, seed=0)
+    sft = ensure_model(config, train)
+    assert sft == tmp_path / "sft" and config.model_name_or_path == str(sft)
+    result = train_grpo(config, train[:8])
+    assert result.steps == 2 and result.rollouts == 8
+
+    base, warm, final = (load_file(d / "model.safetensors") for d in (real_model_dir, sft, result.model_dir))
+    adapted = {k for k in base if k.split(".")[-2] in config.lora_target_modules}
+    assert adapted and {k for k in base if not torch.equal(base[k], warm[k])} == adapted
+    moved = {k for k in base if not torch.equal(warm[k], final[k])}
+    assert moved and moved <= adapted
+
+    held_out = take_per_domain(splits.test, 2, seed=0)
+    pool = training_pool(config.pool_file, held_out)
+    planner = ModelPlanner.from_directory(result.model_dir, max_tokens=config.max_completion_length)
+    assert planner.few_shot_examples is False  # prompted as it was trained (conductor_prompt.json)
+    for row in build_rows(held_out, pool, PoolSampling()):
+        trace = asyncio.run(solve(Task.of(row.problem), row.offered(pool), planner))
+        assert trace.parse_status == "ok", trace.conductor_output
+        assert trace.steps and trace.conductor_call.usage.output_tokens > 0
