@@ -22,6 +22,7 @@ from conductor.training.config import ConductorTrainingConfig, apply_torch_threa
 from conductor.training.dataset import PoolSampling, build_rows, to_dataset, training_pool
 from conductor.training.policy import TransformersPolicy
 from conductor.training.reward import TraceSink, WorkflowReward
+from conductor.training.sft import save_merged
 
 # TRL 1.16's unwrap_model_for_generation (every GRPO generation) reads transformers 5's deprecated
 # `is_gradient_checkpointing` property, which warns; our code never reads it, so it cannot be
@@ -183,8 +184,6 @@ def train_grpo(
         if tied is not None:
             trainer_log.removeFilter(tied)
     final = out / "model"
-    from conductor.training.sft import save_merged
-
     model = save_merged(trainer, final)  # rank 0 writes (under accelerate); LoRA merged in
     main = trainer.is_world_process_zero()
     if main:
