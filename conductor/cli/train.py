@@ -36,7 +36,7 @@ def train(
     run_id: str = typer.Option(None, "--run-id", help="The warehouse run the rollouts belong to: each rank stages"
                                " its rollouts and the caller ingests them (a nightly chunk under accelerate)."),
 ) -> None:
-    """Warm-start (local profile) and GRPO-train the Conductor; log it to MLflow as a new
+    """Warm-start (local and small-real profiles) and GRPO-train the Conductor; log it to MLflow as a new
     `conductor` version with alias `challenger`. Simulated-pool numbers describe the simulation."""
     import json
 
