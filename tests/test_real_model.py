@@ -212,7 +212,7 @@ def test_small_real_conductor_warm_starts_and_trains_two_grpo_steps_and_its_plan
     them again; the trained directory, loaded by `ModelPlanner.from_directory` (the `local`
     worker), writes workflows that parse on held-out questions."""
     import torch
-    from safetensors.torch import load_file
+    from safetensors import safe_open
 
     from conductor.planners import ModelPlanner
     from conductor.solve import solve
@@ -230,11 +230,15 @@ def test_small_real_conductor_warm_starts_and_trains_two_grpo_steps_and_its_plan
     result = train_grpo(config, train[:8])
     assert result.steps == 2 and result.rollouts == 8
 
-    base, warm, final = (load_file(d / "model.safetensors") for d in (real_model_dir, sft, result.model_dir))
-    adapted = {k for k in base if k.split(".")[-2] in config.lora_target_modules}
-    assert adapted and {k for k in base if not torch.equal(base[k], warm[k])} == adapted
-    moved = {k for k in base if not torch.equal(warm[k], final[k])}
-    assert moved and moved <= adapted
+    def moved(a: Path, b: Path) -> set[str]:  # tensor by tensor: three copies of the weights are 1.6 GB
+        with safe_open(a / "model.safetensors", "pt") as fa, safe_open(b / "model.safetensors", "pt") as fb:
+            assert set(fa.keys()) == set(fb.keys())
+            return {k for k in fa.keys() if not torch.equal(fa.get_tensor(k), fb.get_tensor(k))}
+
+    with safe_open(real_model_dir / "model.safetensors", "pt") as f:
+        adapted = {k for k in f.keys() if k.split(".")[-2] in config.lora_target_modules}
+    assert adapted and moved(real_model_dir, sft) == adapted  # embeddings, norms: untouched
+    assert moved(sft, result.model_dir) and moved(sft, result.model_dir) <= adapted
 
     held_out = take_per_domain(splits.test, 2, seed=0)
     pool = training_pool(config.pool_file, held_out)

@@ -75,8 +75,6 @@ def warm_start(
     return out_dir
 
 
-
-
 def save_merged(trainer: Any, out_dir: str | Path) -> Any:
     """Save the trained model to `out_dir` as a plain model directory and return the model saved:
     a peft model's LoRA adapters are merged into its weights first (`save_model` would write the

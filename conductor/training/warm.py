@@ -72,8 +72,8 @@ def warm_started_from(
     # rate: a CPU warm start is a few dozen steps, of which a cosine's warmup and tail waste some.
     sft_dir = warm_start(config.warm_start_from, out / "sft", examples, epochs=config.sft_epochs,
                          learning_rate=config.sft_learning_rate, batch_size=config.sft_batch_size, seed=config.seed,
-                         use_cpu=config.use_cpu, on_log=on_log, peft_config=lora_config(config, config.warm_start_from), max_length=2048,
-                         logging_steps=1, lr_scheduler_type="constant")
+                         use_cpu=config.use_cpu, on_log=on_log, peft_config=lora_config(config, config.warm_start_from),
+                         max_length=2048, logging_steps=1, lr_scheduler_type="constant")
     write_prompt_format(sft_dir, PromptFormat(few_shot_examples=config.few_shot_examples))
     config.model_name_or_path = str(sft_dir)
     return sft_dir
