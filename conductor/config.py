@@ -1,4 +1,5 @@
-"""Typed settings. Two profiles (`local`, the offline default, and `production`); every field
+"""Typed settings. Three profiles (`local`, the offline default; `small-real`, the real small model as
+the Conductor on a CPU; and `production`); every field
 can be overridden by an environment variable `CONDUCTOR_<FIELD>` (nested: `CONDUCTOR_EXECUTION__TIMEOUT_S`)."""
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-Profile = Literal["local", "production"]
+Profile = Literal["local", "small-real", "production"]
 REPO_ROOT = Path(__file__).resolve().parent.parent
 # The pool every command, flow and training config uses unless told otherwise (CONDUCTOR_POOL_FILE,
 # --pool): the simulated pool, so a fresh checkout runs offline. The production profile refuses it.
@@ -61,7 +62,8 @@ def default_home() -> Path:
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="CONDUCTOR_", env_nested_delimiter="__", extra="ignore")
 
-    profile: Profile = Field(default="local", description="local (offline: samples, simulated pool) or production.")
+    profile: Profile = Field(default="local", description="local (offline: samples, simulated pool), small-real (local, with the real"
+                               " SmolLM2-135M as the Conductor to train) or production.")
     home: Path = Field(default_factory=default_home, description="Where the warehouse, curated data and caches live.")
     pool_file: Path = Field(default=DEFAULT_POOL_FILE,
                             description="Pool YAML file every stage uses (training, evaluation, serving).")

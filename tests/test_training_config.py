@@ -9,8 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 from conductor.cli.main import app
-from conductor.training.config import ConductorTrainingConfig, local_profile, production_profile
-from conductor.training.estimate import estimate
+from conductor.training.config import ConductorTrainingConfig, local_profile, production_profile, small_real_profile
+from conductor.training.estimate import REAL_GRPO_STEP_S, REAL_SFT_STEP_S, estimate
 from trl import GRPOConfig
 
 
@@ -38,6 +38,15 @@ def test_paper_scale_estimate_is_about_154k_calls(tmp_path) -> None:
     # the local profile's simulated workers answer at once, so their wait is not projected
     waiting = estimate(local_profile(tmp_path, max_steps=10, simulated_latency_scale=1.0))
     assert waiting.wall_s == pytest.approx(local.wall_s + 10 * 2.0)
+
+
+def test_small_real_estimate_uses_its_own_measured_step_times(tmp_path) -> None:
+    """The real 135M model's steps are not the tiny model's (1.9 s) though its run dir holds an `sft`."""
+    c = small_real_profile(tmp_path, warm_start_from=str(tmp_path / "smollm2"), max_steps=10, sft_problems=64)
+    assert c.model_name_or_path == str(tmp_path / "sft") and c.lora_r > 0 and c.max_completion_length == 160
+    e = estimate(c)
+    assert e.rollouts == 10 * 4
+    assert e.wall_s == pytest.approx(10 * REAL_GRPO_STEP_S + 16 * REAL_SFT_STEP_S)  # 64 examples, 4 a step
 
 
 def test_cli_estimate_prints_and_trains_nothing(tmp_path, monkeypatch) -> None:

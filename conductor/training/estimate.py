@@ -11,6 +11,13 @@ from conductor.workers.pool import any_simulated, read_pool_file
 from conductor.workers.registry import CONDUCTOR_PROVIDER
 
 
+# The small-real profile's step times, measured with benchmarks/real_conductor.py on the project's
+# shared 2-core machine, one thread (docs/benchmarks.md): a GRPO step of 4 rollouts over the
+# few-shot prompt (~165 s wall under load, 107 CPU-s) and an SFT step of 4 examples (~73 CPU-s).
+REAL_GRPO_STEP_S = 165.0
+REAL_SFT_STEP_S = 73.0
+
+
 @dataclass(frozen=True)
 class Estimate:
     steps: int
@@ -48,7 +55,8 @@ def estimate(
     defaults to 1.9 s on the tiny model and 60 s otherwise; worker calls overlap, so their time
     per step is the slowest rollout (`workers_per_step_s`), scaled by `simulated_latency_scale`
     when every worker is simulated. A tiny model's SFT warm start adds `sft_step_s` per SFT step
-    (batches of 16). The tiny figures were measured with the local profile on 2 shared cores
+    (batches of 16); the small-real profile (`warm_start_from`) takes its own measured step times
+(`REAL_GRPO_STEP_S`, `REAL_SFT_STEP_S`). The tiny figures were measured with the local profile on 2 shared cores
     (held-out evaluations included); early stopping usually ends a run before `max_steps`."""
     workers = [w for w in read_pool_file(config.pool_file).workers if w.provider != CONDUCTOR_PROVIDER]
     medians = [w.options.get("output_tokens", {}).get("median") for w in workers]
@@ -63,11 +71,14 @@ def estimate(
     if workers and not [w for w in workers if not any_simulated([w])]:
         # no real worker's latency bounds the step: only simulated waits, which the scale scales
         workers_per_step_s *= config.simulated_latency_scale
-    tiny = "base" in config.model_name_or_path or "sft" in config.model_name_or_path
-    per_step = (step_s if step_s is not None else 1.9 if tiny else 60.0) + workers_per_step_s
-    sft_steps = math.ceil(config.sft_problems * config.sft_copies * config.sft_epochs / 16) if tiny else 0
+    real = config.warm_start_from is not None  # the small-real profile: the 135M model on a CPU
+    tiny = not real and ("base" in config.model_name_or_path or "sft" in config.model_name_or_path)
+    policy_s = 1.9 if tiny else REAL_GRPO_STEP_S if real else 60.0
+    per_step = (step_s if step_s is not None else policy_s) + workers_per_step_s
+    sft_examples = config.sft_problems * config.sft_copies * config.sft_epochs
+    sft_steps = math.ceil(sft_examples / (config.sft_batch_size if real else 16)) if tiny or real else 0
     return Estimate(
         steps=config.max_steps, rollouts=rollouts, calls=calls, input_tokens=calls * input_tokens_per_call,
         output_tokens=calls * out_tok, usd=calls * usd_per_call,
-        wall_s=config.max_steps * per_step + sft_steps * sft_step_s,
+        wall_s=config.max_steps * per_step + sft_steps * (REAL_SFT_STEP_S if real else sft_step_s),
     )

@@ -18,10 +18,11 @@ from conductor.models.prompt_format import PromptFormat, write_prompt_format
 from conductor.data.schema import Problem
 from conductor.training.callbacks import (BudgetCallback, HeldOutEval, RewardStatsCheckpoint, StepLog, StopAtStep,
                                          send_logs_to, world_total)
-from conductor.training.config import ConductorTrainingConfig, apply_torch_threads
+from conductor.training.config import ConductorTrainingConfig, apply_torch_threads, lora_config
 from conductor.training.dataset import PoolSampling, build_rows, to_dataset, training_pool
 from conductor.training.policy import TransformersPolicy
 from conductor.training.reward import TraceSink, WorkflowReward
+from conductor.training.sft import save_merged
 
 # TRL 1.16's unwrap_model_for_generation (every GRPO generation) reads transformers 5's deprecated
 # `is_gradient_checkpointing` property, which warns; our code never reads it, so it cannot be
@@ -159,6 +160,7 @@ def train_grpo(
     trainer = GRPOTrainer(
         model=load_causal_lm(config.model_name_or_path), reward_funcs=[reward], args=config, train_dataset=dataset,
         processing_class=tokenizer, callbacks=[budget, chunk_end, stats_ckpt, log, held_out],
+        peft_config=lora_config(config, config.model_name_or_path),
     )
     send_logs_to(trainer, on_log)
     timer = StepTimer()
@@ -182,7 +184,7 @@ def train_grpo(
         if tied is not None:
             trainer_log.removeFilter(tied)
     final = out / "model"
-    trainer.save_model(str(final))  # rank 0 writes (under accelerate); the others return
+    model = save_merged(trainer, final)  # rank 0 writes (under accelerate); LoRA merged in
     main = trainer.is_world_process_zero()
     if main:
         tokenizer.save_pretrained(final)
@@ -190,7 +192,7 @@ def train_grpo(
     steps = trainer.state.global_step
     # The final held-out evaluation: rank 0's (the others' results are not reported).
     if main and eval_rows and (not held_out.history or held_out.history[-1]["step"] != steps):
-        held_out.evaluate(trainer.model, steps)
+        held_out.evaluate(model, steps)
     model_dir = out / "best" if held_out.best_step is not None and held_out.best_step != steps else final
     reason = ("budget" if budget.stopped_for_budget else "early_stopping" if held_out.stopped_early
               else "chunk_end" if chunk_end.stopped else "max_steps")

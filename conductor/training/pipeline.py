@@ -15,7 +15,7 @@ from conductor.training.grpo import TrainResult, train_grpo
 from conductor.training.problems import bank_splits, split_problems
 from conductor.training.reward import TraceSink
 from conductor.training.tracking import TrackerFactory
-from conductor.training.warm import warm_started_tiny
+from conductor.training.warm import warm_started_from, warm_started_tiny
 from conductor.workers.pool import read_pool_file
 
 
@@ -30,8 +30,8 @@ def ensure_model(
     config: ConductorTrainingConfig, train: Sequence[Problem], on_log: Callable[[dict[str, Any]], None] | None = None
 ) -> Path:
     """The model GRPO starts from: the configured one when it exists (a local dir or a hub id),
-    else (local profile) the tiny model, SFT-warm-started (its figures to `on_log`, when given);
-    an earlier warm start is reused."""
+    else `warm_start_from` (small-real profile) or the tiny model (local profile), SFT-warm-started
+    (its figures to `on_log`, when given); an earlier warm start is reused."""
     path = Path(config.model_name_or_path)
     sft = Path(config.output_dir) / "sft"
     if (sft / "config.json").is_file() and not (path / "config.json").is_file():
@@ -39,6 +39,8 @@ def ensure_model(
         return sft
     if (path / "config.json").is_file() or not str(path).startswith(str(config.output_dir)):
         return path
+    if config.warm_start_from:
+        return warm_started_from(config, train, on_log=on_log)
     return warm_started_tiny(config, train, on_log=on_log)
 
 

@@ -21,10 +21,16 @@ def warm_start(
     seed: int = 0,
     use_cpu: bool = True,
     on_log: Callable[[dict[str, Any]], None] | None = None,
+    peft_config: Any = None,
+    max_length: int = 1024,
+    logging_steps: int = 10,
+    lr_scheduler_type: str = "cosine",
 ) -> Path:
     """Fine-tune `model_dir` on prompt/completion `examples` (loss on the completion only);
     save model and tokenizer to `out_dir` and return it. Every `logging_steps` the trainer's
-    figures (loss, learning rate, token accuracy) go to `on_log` when given, else are printed."""
+    figures (loss, learning rate, token accuracy) go to `on_log` when given, else are printed.
+    With a peft `peft_config` (LoRA) only the adapters train, and they are merged into the saved
+    weights: `out_dir` is a plain model directory either way."""
     from datasets import Dataset
     from conductor.models.constrained import load_causal_lm
     from trl import SFTConfig, SFTTrainer
@@ -38,14 +44,14 @@ def warm_start(
         output_dir=str(out_dir / "_sft_run"),
         num_train_epochs=epochs,
         learning_rate=learning_rate,
-        lr_scheduler_type="cosine",
-        warmup_steps=0.05,  # a float < 1 is a fraction of the steps
+        lr_scheduler_type=lr_scheduler_type,
+        warmup_steps=0.05 if lr_scheduler_type == "cosine" else 0,  # a float < 1 is a fraction of the steps
         per_device_train_batch_size=batch_size,
         completion_only_loss=True,
-        max_length=1024,
+        max_length=max_length,
         save_strategy="no",
         report_to="none",
-        logging_steps=10,
+        logging_steps=logging_steps,
         seed=seed,
         use_cpu=use_cpu,
         # TRL's SFTConfig turns bf16 on by default; on a CPU without bf16 units (this project's
@@ -54,10 +60,11 @@ def warm_start(
         activation_checkpointing=False,
         disable_tqdm=True,
     )
-    trainer = SFTTrainer(model=model, args=args, train_dataset=Dataset.from_list(list(examples)), processing_class=tokenizer)
+    trainer = SFTTrainer(model=model, args=args, train_dataset=Dataset.from_list(list(examples)), processing_class=tokenizer,
+                         peft_config=peft_config)
     send_logs_to(trainer, on_log)
     trainer.train()
-    trainer.save_model(str(out_dir))
+    save_merged(trainer, out_dir)
     tokenizer.save_pretrained(out_dir)
     # accelerate keeps one process-wide state; GRPO after the warm start in the same process
     # (`conductor train` from a fresh home) must be free to set its own mixed precision, else
@@ -68,3 +75,16 @@ def warm_start(
     return out_dir
 
 
+def save_merged(trainer: Any, out_dir: str | Path) -> Any:
+    """Save the trained model to `out_dir` as a plain model directory and return the model saved:
+    a peft model's LoRA adapters are merged into its weights first (`save_model` would write the
+    adapters alone, which only peft and the base weights' path can load). Rank 0 writes."""
+    from accelerate.utils import is_peft_model
+
+    if not is_peft_model(trainer.model):
+        trainer.save_model(str(out_dir))
+        return trainer.model
+    merged = trainer.model.merge_and_unload()
+    if trainer.is_world_process_zero():
+        merged.save_pretrained(str(out_dir))
+    return merged

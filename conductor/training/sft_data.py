@@ -77,22 +77,24 @@ def sft_examples(
     copies: int = 4,
     seed: int = 0,
     examples: bool = False,
+    plans: Sequence[Plan] = PLANS,
 ) -> list[dict]:
     """Prompt/completion pairs (TRL's conversational format): `copies` rows per problem, each
-    with its own offered pool, plan, workers and wording (fresh draws, not repeats)."""
+    with its own offered pool, plan (among `plans`), workers and wording (fresh draws, not repeats)."""
     rng = random.Random(seed)
     out = []
     for c in range(copies):
         # No recursion rows: SFT teaches the format; re-planning is left to GRPO.
         plain = PoolSampling(sampling.randomized, sampling.k_min, sampling.k_max, 0.0)
         for row in build_rows(problems, pool, plain, seed=seed * 1000 + c):
-            out.append(example_for(row, pool, rng, examples=examples))
+            out.append(example_for(row, pool, rng, examples=examples, plans=plans))
     return out
 
 
-def example_for(row: PromptRow, pool: Pool, rng: random.Random, *, examples: bool) -> dict:
+def example_for(row: PromptRow, pool: Pool, rng: random.Random, *, examples: bool,
+                plans: Sequence[Plan] = PLANS) -> dict:
     workers = [i for i, s in enumerate(row.offered(pool).specs) if s.provider != "conductor"]
-    plan, workflow = draw_example(row.problem, workers, rng)
+    plan, workflow = draw_example(row.problem, workers, rng, plans=plans)
     messages = row_messages(row, pool, examples=examples)
     return {
         "prompt": [m.model_dump() for m in messages],

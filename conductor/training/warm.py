@@ -1,5 +1,6 @@
-"""From nothing to a GRPO-ready tiny Conductor: build the tiny model (tokenizer trained on the
-prompts and the workflow format), then the SFT warm start on generated workflows."""
+"""From nothing to a GRPO-ready Conductor: build the tiny model (tokenizer trained on the prompts
+and the workflow format), or take a real one (`warm_start_from`), then the SFT warm start on
+generated workflows."""
 
 from __future__ import annotations
 
@@ -9,11 +10,12 @@ from typing import Any
 
 from conductor.data.schema import Problem
 from conductor.training.base_model import init_tiny_conductor
-from conductor.training.config import ConductorTrainingConfig, apply_torch_threads
+from conductor.training.config import ConductorTrainingConfig, apply_torch_threads, lora_config
 from conductor.training.dataset import PoolSampling, training_pool
 from conductor.training.sft import warm_start
 from conductor.training.problems import take_per_domain
 from conductor.training.sft_data import sft_examples
+from conductor.training.strategies import PLANS
 from conductor.models.prompt_format import PromptFormat, write_prompt_format
 
 
@@ -40,6 +42,38 @@ def warm_started_tiny(
     examples = sft_examples(train_problems, pool, sampling, copies=copies, seed=config.seed, examples=config.few_shot_examples)
     sft_dir = warm_start(base, out / "sft", examples, epochs=config.sft_epochs, learning_rate=config.sft_learning_rate,
                          seed=config.seed, use_cpu=config.use_cpu, on_log=on_log)
+    write_prompt_format(sft_dir, PromptFormat(few_shot_examples=config.few_shot_examples))
+    config.model_name_or_path = str(sft_dir)
+    return sft_dir
+
+
+def warm_started_from(
+    config: ConductorTrainingConfig, train_problems: Sequence[Problem], *,
+    on_log: Callable[[dict[str, Any]], None] | None = None,
+) -> Path:
+    """SFT `config.warm_start_from` (a real model with its own tokenizer and chat template) into
+    `<output_dir>/sft` and point the config's `model_name_or_path` at it. The completions are the
+    same generated workflows as the tiny model's, as plain text: the real tokenizer splits them as
+    it splits anything (no decision tokens, no constrained decoding). LoRA when `lora_r` > 0."""
+    if not config.warm_start_from:
+        raise ValueError("warm_started_from needs config.warm_start_from (a model directory)")
+    apply_torch_threads(config)
+    out = Path(config.output_dir)
+    problems = take_per_domain(list(train_problems), config.sft_problems, seed=config.seed)
+    pool = training_pool(config.pool_file, problems)
+    sampling = PoolSampling(randomized=config.randomized_pools, k_min=config.pool_k_min, k_max=config.pool_k_max)
+    plans = [p for p in PLANS if p.name in config.sft_plans] if config.sft_plans else PLANS
+    if len(plans) != len(config.sft_plans or PLANS):
+        raise ValueError(f"unknown plan in sft_plans {config.sft_plans} (known: {', '.join(p.name for p in PLANS)})")
+    examples = sft_examples(problems, pool, sampling, copies=config.sft_copies, seed=config.seed,
+                            examples=config.few_shot_examples, plans=plans)
+    # The paper's prompt with its few-shot examples is ~960 tokens and a 5-step workflow ~130:
+    # 2,048 keeps every example whole (truncation would cut the completion's end). A constant
+    # rate: a CPU warm start is a few dozen steps, of which a cosine's warmup and tail waste some.
+    sft_dir = warm_start(config.warm_start_from, out / "sft", examples, epochs=config.sft_epochs,
+                         learning_rate=config.sft_learning_rate, batch_size=config.sft_batch_size, seed=config.seed,
+                         use_cpu=config.use_cpu, on_log=on_log, peft_config=lora_config(config, config.warm_start_from),
+                         max_length=2048, logging_steps=1, lr_scheduler_type="constant")
     write_prompt_format(sft_dir, PromptFormat(few_shot_examples=config.few_shot_examples))
     config.model_name_or_path = str(sft_dir)
     return sft_dir
