@@ -55,6 +55,10 @@ class GateConfig(BaseModel):
     margin: float = Field(0.0, description="Accuracy the challenger must win by (0.02 = 2 points).")
     confidence: float = Field(0.95, description="Confidence of the paired comparison.")
     cost_bound: float = Field(0.10, description="x: challenger $/question <= champion's x (1 + x).")
+    cost_bound_vs_baseline: bool = Field(
+        False, description="Also hold the first challenger (no champion yet) to the cost bound against the "
+        "baseline it is compared with. Off: the bound guards against cost creep over a deployed champion, and "
+        "a baseline (a template planner) is not one; the first night's figures still show both $/question.")
     method: Literal["bootstrap", "mcnemar"] = Field(
         "bootstrap", description="bootstrap (paired, lower bound > margin) or mcnemar.")
     resamples: int = 10_000
@@ -143,6 +147,9 @@ def decide(challenger_version: str, challenger: Outcomes, champion: Outcomes, *,
         limit, cheap = None, False
         unknown = " and ".join(side for side, usd in (("challenger", usd_c), ("champion", usd_k)) if usd is None)
         cost = f"$/question unknown for the {unknown} (a call of unknown price): the cost bound cannot be checked"
+    elif champion_version is None and not config.cost_bound_vs_baseline:
+        limit, cheap = None, True
+        cost = f"${usd_c:.6f}/q vs the baseline's ${usd_k:.6f}/q (no champion yet: the cost bound guards a champion)"
     else:
         limit = usd_k * (1 + config.cost_bound)
         cheap = usd_c <= limit + 1e-12

@@ -159,3 +159,18 @@ def test_cli_list_promote_force_rollback(tmp_path, store) -> None:
     with TraceStore(wh, read_only=True) as w:
         reasons = [r["reason"] for r in w.query("SELECT reason FROM promotions ORDER BY decided_at").to_pylist()]
     assert len(reasons) == 3 and reasons[1] == "forced" and reasons[2].startswith("rollback")
+
+
+def test_the_first_challenger_is_not_held_to_a_baselines_cost() -> None:
+    """With no champion yet, the challenger must beat the baseline; the cost bound guards a deployed
+    champion's $/question, so a dearer workflow (5 calls against a 4-call template) can still win
+    the first night, unless `cost_bound_vs_baseline` asks for the bound there too."""
+    base = outcomes(30, usd=0.010)
+    first = decide("1", outcomes(50, usd=0.012), base, baseline="template:fanout")
+    assert first.promoted and "no champion yet" in first.reason
+    held = decide("1", outcomes(50, usd=0.012), base, baseline="template:fanout",
+                  config=GateConfig(cost_bound_vs_baseline=True))
+    assert not held.promoted and "too expensive" in held.reason
+    # an unknown $ still keeps the first challenger out (never taken as $0)
+    unknown = Outcomes(correct=[i < 50 for i in range(N)], cost_usd=[None] * N)
+    assert not decide("1", unknown, base, baseline="template:fanout").promoted
