@@ -104,7 +104,12 @@ def test_ctrl_c_during_an_evaluation_keeps_every_finished_question_and_cancels_t
     assert list(new.values()) == ["CANCELLED"], new
 
 
+# The child starts with Ctrl-C's default handler, as from a user's shell: a pytest worker that an
+# earlier test left with SIGINT ignored would hand that on to the child (a child that starts with
+# SIGINT ignored gets no KeyboardInterrupt at all), and a fresh-clone CI saw exactly that twice.
 LEFT_BY_AN_INTERRUPT = """\
+import signal
+signal.signal(signal.SIGINT, signal.default_int_handler)
 import sys
 from pathlib import Path
 from conductor.evaluation.config import EvalConfig
