@@ -119,13 +119,31 @@ def _run(config, *, resume: bool, track: bool, warehouse: bool, compare: int, re
     from conductor.training.pipeline import run_training
     from conductor.training.tracking import discover_tracker
 
-    bar = tqdm(total=config.max_steps, desc="GRPO", unit="step", dynamic_ncols=True, disable=result_file is not None)
+    interactive = result_file is None
+    bars: dict[str, tqdm] = {}
+    if interactive:
+        quiet_library_bars()
+
+    def on_log(row: dict) -> None:
+        """The warm start's figures on a bar of their own; GRPO's reach `on_step` (and MLflow)."""
+        loss = row.get("loss", row.get("train_loss"))  # every logging_steps, then the run's summary
+        if "reward" in row or loss is None or "GRPO" in bars:
+            return
+        warm = bars.get("warm") or bars.setdefault("warm", tqdm(desc="warm start", unit="step", dynamic_ncols=True))
+        warm.n = int(row["step"])
+        warm.set_postfix(loss=f"{float(loss):.3f}", token_acc=f"{float(row.get('mean_token_accuracy', 0)):.2f}")
+        warm.refresh()
 
     def on_step(row: dict[str, float]) -> None:
-        if result_file is not None:  # launched by a nightly chunk: lines its task's log can show
+        if not interactive:  # launched by a nightly chunk: lines its task's log can show
             figures = " ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items())
             os.write(1, f"grpo {figures}\n".encode())  # one write per line, as _write_result says
             return
+        if "GRPO" not in bars:  # made at the first step, so its rate and ETA leave the warm start out
+            if "warm" in bars:
+                bars["warm"].close()
+            bars["GRPO"] = tqdm(total=config.max_steps, desc="GRPO", unit="step", dynamic_ncols=True)
+        bar = bars["GRPO"]
         bar.n = int(row["step"])
         bar.set_postfix(reward=f"{row.get('reward', 0):.3f}", fmt=f"{row.get('format_rate', 0):.2f}",
                         acc=f"{row.get('accuracy', 0):.2f}", usd=f"{row.get('usd_total', 0):.2f}")
@@ -134,14 +152,16 @@ def _run(config, *, resume: bool, track: bool, warehouse: bool, compare: int, re
     tracker = discover_tracker() if track else None
     sink = _sink(config, run_id) if warehouse else None
     try:
-        outcome = run_training(config, resume=resume, on_step=on_step, tracker=tracker, sink=sink)
+        outcome = run_training(config, resume=resume, on_step=on_step, tracker=tracker, sink=sink,
+                               on_log=on_log if interactive else None)
     except BaseException:
         if sink is not None:
             sink.close("failed")
         raise
     if sink is not None:
         sink.close("finished")
-    bar.close()
+    for bar in bars.values():
+        bar.close()
     r = outcome.result
     if result_file is not None:
         _write_result(r, result_file)
@@ -159,6 +179,19 @@ def _run(config, *, resume: bool, track: bool, warehouse: bool, compare: int, re
         console.print(f"rollouts: warehouse run {sink.run_id} ({len(sink.steps_written)} steps in v_training_curves)")
     if compare > 0:
         _compare(config, r.model_dir, compare)
+
+
+def quiet_library_bars() -> None:
+    """One bar per stage, not one per library call: datasets' map and tokenize bars, transformers'
+    weight loading and shard writing, MLflow's artifact transfers are off for this process."""
+    import os
+
+    import datasets
+    from transformers.utils import logging as hf_logging
+
+    datasets.disable_progress_bars()
+    hf_logging.disable_progress_bar()
+    os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
 
 
 def _compare(config, model_dir, n: int) -> None:  # noqa: ANN001

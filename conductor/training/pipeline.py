@@ -64,11 +64,14 @@ def run_training(
     sink: TraceSink | None = None,
     on_step: Callable[[dict[str, float]], None] | None = None,
     tracker: TrackerFactory | None = None,
+    on_log: Callable[[dict[str, Any]], None] | None = None,
 ) -> RunOutcome:
+    """Warm-start when needed, then GRPO. `on_step` gets each GRPO step's figures; `on_log`, when
+    given, every log dict of the warm start and of GRPO's trainer in place of their prints."""
     train, held_out = training_split(config, problems)
-    ensure_model(config, train)
+    ensure_model(config, train, on_log=on_log)
     if tracker is None:
-        result = train_grpo(config, train, held_out, resume=resume, sink=sink, on_step=on_step)
+        result = train_grpo(config, train, held_out, resume=resume, sink=sink, on_step=on_step, on_log=on_log)
         return RunOutcome(result=result)
     with tracker(config.to_dict(), simulated=read_pool_file(config.pool_file).simulated) as run:
         def step(row: dict[str, float]) -> None:
@@ -76,7 +79,8 @@ def run_training(
             if on_step is not None:
                 on_step(row)
 
-        result = train_grpo(config, train, held_out, resume=resume, sink=sink, on_step=step, run_id=run.run_id)
+        result = train_grpo(config, train, held_out, resume=resume, sink=sink, on_step=step, run_id=run.run_id,
+                            on_log=on_log)
         logged = run.finish(
             result.model_dir, history=result.history, eval_history=result.eval_history, samples=result.samples,
             summary={"wall_s": result.wall_s, "usd_total": result.usd, "calls_total": result.calls,
