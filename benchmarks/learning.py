@@ -15,7 +15,7 @@ separate processes (or on other days) and `--report` assembles what is there. Th
 is the whole held-out split of the generated bank (509 problems) unless `--test-n` says fewer:
 
     python benchmarks/learning.py --pool local --baselines --sft --seeds 0 1 2
-    python benchmarks/learning.py --pool paper-sim --baselines --sft --seeds 0 1 2
+    python benchmarks/learning.py --pool paper-sim --baselines --sft --seeds 0 1 2   # 400 GRPO steps here (POOL_STEPS)
     python benchmarks/learning.py --pool local --randomized 0          # randomized-pools comparison, seed 0
     python benchmarks/learning.py --pool local --pool paper-sim --report --write docs/benchmarks.md
     python benchmarks/learning.py --pool local --phrasings heldout --rescore 0 --from .conductor/bench-learning
@@ -60,6 +60,11 @@ from conductor.workflow import render  # noqa: E402
 
 POOLS = {"local": REPO_ROOT / "deployments" / "pools" / "local.yaml",
          "paper-sim": REPO_ROOT / "deployments" / "pools" / "paper-sim.yaml"}
+# GRPO steps per pool when --steps is not given (None: the local profile's 200). On paper-sim the
+# ensembles beat a check by less (oracle + 4 attempts + aggregator +6.3 points, self-verify +2.0,
+# against +8.0 and +4.5 on local), and with 200 steps 2 of 3 seeds settled on a check-and-refine
+# (0.662 / 0.670 / 0.697, best single 0.633); with 400, 0.676 / 0.694 / 0.703 (docs/training.md).
+POOL_STEPS: dict[str, int | None] = {"local": None, "paper-sim": 400}
 
 
 def cpu_s() -> float:
@@ -239,6 +244,10 @@ def report(pool_name: str, store: Store) -> str:
         text += (f"\n\nStrategies (issue 23: >= oracle + 3 points, and >= 30 % of workflows with >= 3 steps in >= 2 "
                  f"domains): met by {len(strategic)} of {len(seeds)} GRPO seeds run"
                  f"{' (' + ', '.join(strategic) + ')' if strategic else ''}.")
+        # Issue 23's paper-sim bar, the paper's claim in this environment: >= best single + 5 points.
+        above = [k for k, v in seeds.items() if v["accuracy"] >= best["accuracy"] + 0.05]
+        text += (f" Best single + 5 points (issue 23's paper-sim bar; the paper reports +8.2): met by {len(above)} "
+                 f"of {len(seeds)}{' (' + ', '.join(above) + ')' if above else ''}.")
         strategies = {k: v for k, v in data.items() if v.get("kind") == "oracle strategy"}
         if strategies:
             text += "\n\nThe oracle's strategies (every step on the domain's oracle worker): " + "; ".join(
@@ -278,7 +287,8 @@ def main() -> None:
                          "and CPU-minutes are read from --from's results.")
     ap.add_argument("--from", dest="source", type=Path, default=None,
                     help="With --rescore: the --out of the run that trained them (default: --out).")
-    ap.add_argument("--steps", type=int, default=None, help="GRPO steps (default: the local profile's).")
+    ap.add_argument("--steps", type=int, default=None,
+                    help="GRPO steps (default: the local profile's 200 on local, 400 on paper-sim: POOL_STEPS).")
     ap.add_argument("--test-n", type=int, default=None,
                     help="Held-out bank problems (stratified by domain; default: the whole held-out split).")
     ap.add_argument("--phrasings", choices=PHRASINGS, default="bank",
@@ -289,8 +299,8 @@ def main() -> None:
     ap.add_argument("--write", type=Path, default=None)
     ns = ap.parse_args()
     pools = ns.pool or sorted(POOLS)
-    steps = ns.steps or local_profile(ns.out).max_steps
     for name in pools:
+        steps = ns.steps or POOL_STEPS[name] or local_profile(ns.out).max_steps
         pool_file, out = POOLS[name], ns.out / name
         store = Store((out if ns.phrasings == "bank" else ns.out / f"{name}-phrasings-{ns.phrasings}") / "results.json")
         needs_base = ns.baselines or ns.sft or ns.seeds or ns.randomized or ns.partial or ns.rescore
