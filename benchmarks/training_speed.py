@@ -272,7 +272,13 @@ def step_arithmetic(model_dir: Path, cfg, train) -> dict[str, float]:  # noqa: A
                              max_new_tokens=cfg.max_completion_length, pad_token_id=tok.pad_token_id)
     with FlopCounterMode(display=False) as train_pass:
         model(input_ids=out, labels=out).loss.backward()
-    return {"generation_flops": float(generation.get_total_flops()), "step_flops": float(train_pass.get_total_flops()),
+    reference = 0.0
+    if cfg.beta > 0:  # the KL term: TRL runs the reference model (the same shapes) forward once a step
+        with FlopCounterMode(display=False) as ref_pass, torch.no_grad():
+            model(input_ids=out)
+        reference = float(ref_pass.get_total_flops())
+    return {"generation_flops": float(generation.get_total_flops()),
+            "step_flops": float(train_pass.get_total_flops()) + reference, "reference_flops": reference,
             "sequences": float(out.shape[0]), "tokens": float(out.shape[1]),
             "prompt_tokens": float(enc["input_ids"].shape[1]), "hidden": float(model.config.hidden_size),
             "vocab": float(model.config.vocab_size)}
@@ -282,7 +288,8 @@ def arithmetic_line(a: dict[str, float], rate: float, split: dict[str, float], t
     gen_s, step_s = a["generation_flops"] / rate, a["step_flops"] / rate
     return (f"The step's arithmetic ({int(a['sequences'])} sequences of {int(a['tokens'])} tokens, "
             f"{int(a['prompt_tokens'])} of them the prompt, counted by torch's FlopCounterMode): generation "
-            f"{a['generation_flops'] / 1e9:.1f} GFLOP, forward + backward {a['step_flops'] / 1e9:.1f} GFLOP. This "
+            f"{a['generation_flops'] / 1e9:.1f} GFLOP, forward + backward {a['step_flops'] / 1e9:.1f} GFLOP"
+            f"{' (the KL reference forward ' + format(a['reference_flops'] / 1e9, '.1f') + ' of it)' if a.get('reference_flops') else ''}. This "
             f"core's fp32 matmul rate at the model's shapes, measured in this run with {threads} torch thread(s): "
             f"{rate / 1e9:.1f} GFLOP/s, so the arithmetic alone needs {gen_s:.2f} s (generation) and {step_s:.2f} s "
             f"(forward + backward). Measured CPU per step: generation {split['cpu_generation_s']:.2f} s "
