@@ -12,6 +12,7 @@ import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from conductor.effort import Effort, effort_line
 from conductor.types import Message, WorkerSpec
 from conductor.workflow import DEFAULT_MAX_STEPS, Workflow, render
 
@@ -122,12 +123,15 @@ def conductor_messages(
     *,
     examples: bool = True,
     max_steps: int = DEFAULT_MAX_STEPS,
+    effort: Effort | None = None,
 ) -> list[Message]:
     system = SYSTEM.format(
         max_steps=max_steps,
         examples=_examples_text() if examples else "(none)",
     )
     user = f"Available models:\n{pool_section(specs)}\n\nTask:\n{question}"
+    if (line := effort_line(effort)) is not None:
+        user += f"\n\n{line}"
     return [Message(role="system", content=system), Message(role="user", content=user)]
 
 

@@ -7,6 +7,7 @@ import random
 from dataclasses import dataclass, field, replace
 
 from conductor.config import ExecutionConfig
+from conductor.effort import Effort
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,8 @@ class RunOptions:
     rng: random.Random | None = None
     # the Conductor prompt's worked examples, unless a trained planner declares its own
     examples: bool = True
+    # how much work the user asked for (stated in the Conductor's prompt); None: not stated
+    effort: Effort | None = None
 
     def seeded(self, seed: int) -> RunOptions:
         """These options with their own Random: one question's, reproducible from `seed`."""
