@@ -37,6 +37,14 @@ class ExecutionConfig(BaseModel):
     max_retries: int = Field(default=3, ge=0, description="Retries of a call after a 429, a 5xx or a timeout.")
     backoff_base_s: float = Field(default=0.5, ge=0, description="First retry's backoff ceiling (doubles each retry).")
     backoff_max_s: float = Field(default=30.0, ge=0, description="Longest wait between retries.")
+    breaker_failures: int = Field(
+        default=3, ge=0,
+        description="Consecutive outage failures of a worker (failed past its retries, or timed out) that open its"
+        " circuit breaker: the worker is marked down for the run's questions and its steps go to a fallback"
+        " (0: never).")
+    breaker_cooldown_s: float = Field(
+        default=60.0, ge=0,
+        description="Seconds a worker stays down before one trial call (half-open): a success brings it back.")
     on_step_failure: Literal["continue", "stop"] = Field(
         default="continue", description="After a failed step: `continue` (later steps see the failure) or `stop`.")
     max_recursion_depth: int = Field(

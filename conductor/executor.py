@@ -21,7 +21,8 @@ from conductor.prompts import PriorStep, conductor_messages, recursion_messages,
 from conductor.trace import CallRecord, StepRecord, Trace, total_usage
 from conductor.types import Message, Task, Usage, WorkerSpec
 from conductor.workers.base import Completion
-from conductor.workers.calling import CallFailed, CallPolicy, call_worker
+from conductor.workers.breaker import BreakerPolicy
+from conductor.workers.calling import CallFailed, CallPolicy, WorkerDown, call_worker
 from conductor.workers.pool import Pool
 from conductor.workers.pricing import prices_for
 from conductor.workflow import ParseError, Workflow, parse
@@ -111,6 +112,7 @@ class _Run:
             max_retries=config.max_retries,
             backoff_base_s=config.backoff_base_s,
             backoff_max_s=config.backoff_max_s,
+            breaker=BreakerPolicy(failures=config.breaker_failures, cooldown_s=config.breaker_cooldown_s),
         )
 
     def _prior(self, reads: tuple[int, ...]) -> list[PriorStep]:
@@ -167,10 +169,37 @@ class _Run:
         return record
 
     async def _call(self, record: StepRecord, reads: tuple[int, ...], worker_id: str) -> None:
+        """Ask the step's worker; when it is down or fails past its retries (an outage), its
+        fallback answers instead (`Pool.fallbacks`), once. Both calls are in the trace."""
         messages = step_message(self.task.question, self._prior(reads), record.subtask)
+        failure = await self._ask(record, worker_id, messages, fallback=False)
+        if failure is None or not failure.outage:
+            return
+        fallback = self._fallback_for(worker_id)
+        if fallback is not None:
+            record.fallback_reason = str(failure)
+            await self._ask(record, fallback, messages, fallback=True)
+
+    def _fallback_for(self, worker_id: str) -> str | None:
+        """The first of the worker's fallbacks that is not down and that the budget allows."""
+        if not self.budget.allows_call():
+            return None
+        for candidate in self.pool.fallbacks(worker_id):
+            spec = self.pool.specs[self.pool.index_of(candidate)]
+            if self.budget.refuses(spec) is None and self.pool.breaker(candidate).state(self.policy.breaker) != "open":
+                return candidate
+        return None
+
+    async def _ask(self, record: StepRecord, worker_id: str, messages: list[Message], *,
+                   fallback: bool) -> CallFailed | None:
+        """One call of the step (its worker's, or its fallback's); the step's outcome is this
+        call's. Returns the failure, if it failed."""
         spec = self.pool.specs[self.pool.index_of(worker_id)]
         call = _record_call("worker", spec, messages, time.perf_counter() - self.t0)
-        record.call = call
+        if fallback:
+            record.fallback_call = call
+        else:
+            record.call = call
         try:
             completion = await call_worker(
                 self.pool.worker(worker_id),
@@ -180,17 +209,27 @@ class _Run:
                 temperature=spec.temperature,
                 slot=self.pool.slot(worker_id),
                 rng=self.rng,
+                breaker=self.pool.breaker(worker_id),
             )
+        except WorkerDown as exc:  # not called: no call to record
+            if fallback:
+                record.fallback_call = None
+            else:
+                record.call = None
+            record.status, record.error = "error", str(exc)
+            return exc
         except CallFailed as exc:
             # A refused or failed request is not billed by the providers we call; a timed-out one
             # may be, which no API reports, so it is counted at 0 like the rest.
             call.usage = Usage(cost_usd=0.0, retries=exc.retries, latency_s=exc.latency_s)
             call.error = str(exc)
             record.status, record.error = "error", str(exc)
-            return
+            return exc
         _fill(call, completion)
         self.budget.charge(completion.usage.cost_usd, worker_id)
-        record.output = completion.text
+        record.status, record.error = "ok", None
+        record.output, record.answered_by = completion.text, worker_id
+        return None
 
     async def _recurse(self, record: StepRecord, reads: tuple[int, ...]) -> None:
         depth = self.trace.depth
