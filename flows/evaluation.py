@@ -151,7 +151,7 @@ def evaluation_flow(cfg: EvalConfig, db_path: str | None = None, resolve_model: 
                                 execution=settings.execution if s.strip().startswith("conductor:") else execution,
                                 resolve_model=resolve_model, seed=cfg.seed,
                                 conductor_usd_per_gpu_hour=cfg.conductor_usd_per_gpu_hour,
-                                conductor_prices=cfg.conductor_prices) for s in cfg.methods]
+                                conductor_prices=cfg.conductor_prices, exclude=cfg.exclude) for s in cfg.methods]
     evaluation_id = new_id()
     out_dir = cfg.out_dir or home / "evaluations" / evaluation_id
     base = dict(started_at=datetime.now(UTC), host=socket.gethostname(), pid=os.getpid())

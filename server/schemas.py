@@ -55,6 +55,14 @@ class StreamOptions(BaseModel):
 MaxUsd = Annotated[float | None, Field(gt=0, description="Extension: this request's dollar budget.")]
 
 
+class ConductorOptions(BaseModel):
+    """Extension: the request's `conductor` field, what the Conductor is asked to do differently."""
+
+    model_config = ConfigDict(extra="forbid")
+    exclude: list[str] = Field(default_factory=list,
+                               description="Worker ids opted out: the Conductor plans over the rest, none is called.")
+
+
 class QuestionRequest(Protocol):
     """What server/app.py reads of every body that asks a question (the rest is the endpoint's:
     server/endpoints.py). A Protocol, not a base class: the fields keep their order in each body,
@@ -63,6 +71,7 @@ class QuestionRequest(Protocol):
     model: str
     stream: bool
     max_usd: float | None
+    conductor: ConductorOptions | None
 
 
 class ChatRequest(BaseModel):
@@ -73,6 +82,7 @@ class ChatRequest(BaseModel):
     stream_options: StreamOptions | None = None
     n: int = Field(default=1, ge=1, le=1, description="One answer per request: a workflow is one run.")
     max_usd: MaxUsd = None
+    conductor: ConductorOptions | None = None
 
 
 class ResponsesRequest(BaseModel):
@@ -82,6 +92,7 @@ class ResponsesRequest(BaseModel):
     instructions: str | None = None
     stream: bool = False
     max_usd: MaxUsd = None
+    conductor: ConductorOptions | None = None
 
 
 def conversation(turns: list[tuple[str, str]]) -> str:

@@ -12,13 +12,14 @@ from conductor.executor import RunOptions, plan_and_run
 from conductor.planners import Planner
 from conductor.trace import Trace
 from conductor.types import Task
-from conductor.workers.pool import Pool
+from conductor.workers.pool import Pool, PoolError
 from server.config import ServeConfig
 from server.catalog import Catalog
 from server.guards import Limits
 from server.metrics import Metrics
 from server.progress import Event, watch
 from server.recording import TraceStager
+from server.schemas import ApiError
 from warehouse.records import Run
 
 log = logging.getLogger("conductor.serve")
@@ -48,12 +49,22 @@ class Service:
             found = self._executions[cap] = self.config.execution.model_copy(update={"max_usd_per_question": cap})
         return found
 
-    async def _solve(self, question: str, max_usd: float | None, planner: Planner) -> Trace:
+    def pool_without(self, exclude: list[str]) -> Pool:
+        """The pool less the workers a request opts out of (the same workers, slots and breakers);
+        an unknown id is a 400."""
+        if not exclude:
+            return self.pool
+        try:
+            return self.pool.without(exclude)
+        except PoolError as exc:
+            raise ApiError(400, f"invalid request: conductor.{exc}", param="conductor.exclude") from None
+
+    async def _solve(self, question: str, max_usd: float | None, planner: Planner, pool: Pool) -> Trace:
         task = Task.adhoc(question, source="serve")
         try:
             async with asyncio.timeout(self.config.request_timeout_s):
                 options = RunOptions(config=self.execution_for(max_usd), run_id=self.run.run_id)
-                return await plan_and_run(task, self.pool, planner, options)
+                return await plan_and_run(task, pool, planner, options)
         except TimeoutError:
             # The calls made so far are lost with the cancelled run; the request itself is kept.
             return Trace(problem_id=task.id, source=task.source, domain=task.domain, pool=self.pool.ids,
@@ -61,12 +72,14 @@ class Service:
                          wall_s=self.config.request_timeout_s)
 
     def start(self, question: str, max_usd: float | None, key_id: str, planner: Planner,
-              events: asyncio.Queue[Event] | None = None) -> asyncio.Task[Trace]:
+              events: asyncio.Queue[Event] | None = None, pool: Pool | None = None) -> asyncio.Task[Trace]:
         """Start solving in its own task, which records the trace and frees the key's slot when it
-        ends, whether or not the client is still there to read the answer."""
+        ends, whether or not the client is still there to read the answer. `pool`: the request's
+        (`pool_without`); default the server's."""
         ctx = copy_context()
         ctx.run(watch, events)
-        task = asyncio.get_running_loop().create_task(self._solve(question, max_usd, planner), context=ctx)
+        task = asyncio.get_running_loop().create_task(
+            self._solve(question, max_usd, planner, pool if pool is not None else self.pool), context=ctx)
         self.in_flight.add(task)
         task.add_done_callback(lambda t: self._finished(t, key_id))
         return task

@@ -82,6 +82,9 @@ def ask(
     few_shot: bool = typer.Option(
         False, "--few-shot/--no-few-shot", help="Put the example workflows in the Conductor's prompt (as it was trained)."
     ),
+    exclude: list[str] = typer.Option(
+        [], "--exclude", help="A worker id to opt out (repeat the option): the workflow is planned over the rest"
+        " of the pool and it is never called."),
 ) -> None:
     """Run a workflow (yours, or a default one) over a pool and show each step and the answer.
 
@@ -112,6 +115,8 @@ def ask(
                               f" (--pool {REAL_POOL_FILE.relative_to(REPO_ROOT)})", highlight=False, soft_wrap=True)
         else:
             pool = Pool.load(pool_path, BuildContext(problems=bank))
+        if exclude:
+            pool = pool.without(exclude)
         if plan is not None:
             result = parse(read_text_arg(plan), pool.ids, max_steps=settings.execution.max_steps)
             if isinstance(result, ParseError):

@@ -22,6 +22,8 @@ class EvalConfig(BaseModel):
     problems_file: Path | None = Field(default=None, description="Problems (JSONL, Problem schema) instead of"
                                        " the profile's curated evaluation sets.")
     pool_file: Path | None = Field(default=None, description="Pool YAML file (default: the profile's pool).")
+    exclude: list[str] = Field(default_factory=list, description="Worker ids opted out (repeat the option): every"
+                               " method plans over the rest of the pool and never calls them.")
     setting: Setting = Field(default="constrained", description="constrained (4096 output tokens per call, the"
                              " paper's training budget) or unconstrained (32k tokens, also the reasoning budget).")
     limit_per_benchmark: int = Field(default=0, ge=0, description="At most N problems per benchmark (0: all).")

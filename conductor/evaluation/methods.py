@@ -22,7 +22,7 @@ from conductor.evaluation.baselines import (
 from conductor.evaluation.conductor_cost import GpuHourPlanner
 from conductor.methods import Method
 from conductor.planners import SHAPES, ModelPlanner, TemplatePlanner
-from conductor.types import Prices
+from conductor.types import Prices, WorkerSpec
 from conductor.workers.pool import read_pool_file
 
 Setting = Literal["constrained", "unconstrained"]
@@ -61,14 +61,18 @@ def method_from_spec(
     seed: int = 0,
     conductor_usd_per_gpu_hour: float | None = None,
     conductor_prices: Prices | None = None,
+    exclude: Sequence[str] = (),
 ) -> Method:
-    """The Method a spec names, over `pool_file`. `problems` are the ones being evaluated (the
+    """The Method a spec names, over `pool_file` less the `exclude`d workers (opted out: offered
+    to no planner, never called). `problems` are the ones being evaluated (the
     oracle looks up their domain); `train_problems` train the router. A `conductor:` method's own
     generation costs `conductor_usd_per_gpu_hour` x its generation time (a self-hosted model), or
     `conductor_prices` per token (an endpoint's price); neither: 0."""
     kind, _, arg = spec.strip().partition(":")
     config = execution_for(setting, execution)
-    workers = [w for w in read_pool_file(pool_file).workers if not w.is_conductor]
+    whole = read_pool_file(pool_file).workers
+    offer = _offered(whole, exclude)
+    workers = [w for w in whole if not w.is_conductor and (offer is None or w.id in offer)]
     ids = [w.id for w in workers]
 
     def need_worker() -> str:
@@ -113,7 +117,21 @@ def method_from_spec(
     else:
         raise MethodSpecError(f"unknown method {spec!r}; methods: {SPEC_HELP}")
     config = config.model_copy(update={"max_steps": max(config.max_steps, steps)})
-    return Method(planner, Path(pool_file), config)
+    return Method(planner, Path(pool_file), config, offer=offer)
+
+
+def _offered(workers: Sequence[WorkerSpec], exclude: Sequence[str]) -> tuple[str, ...] | None:
+    """The ids offered once `exclude` is left out (None: nothing excluded, the whole file)."""
+    if not exclude:
+        return None
+    ids = [w.id for w in workers]
+    unknown = [i for i in exclude if i not in ids]
+    if unknown:
+        raise MethodSpecError(f"--exclude: no worker {', '.join(unknown)} in the pool (it has {', '.join(ids)})")
+    kept = tuple(w.id for w in workers if w.id not in exclude)
+    if not any(not w.is_conductor for w in workers if w.id in kept):
+        raise MethodSpecError(f"--exclude {' '.join(exclude)} leaves no worker in the pool")
+    return kept
 
 
 ROUTER_TRAIN_QUESTIONS = 240
@@ -143,13 +161,15 @@ def _model_dir(arg: str, resolve_model: ModelResolver | None) -> Path:
     return path
 
 
-def check_specs(specs: Sequence[str], pool_file: str | Path, *, resolve_model: ModelResolver | None = None) -> None:
+def check_specs(specs: Sequence[str], pool_file: str | Path, *, resolve_model: ModelResolver | None = None,
+                exclude: Sequence[str] = ()) -> None:
     """Raise MethodSpecError for the first spec that names nothing runnable, without loading a
     model or training a router (a command checks its arguments before it starts a flow)."""
+    _offered(read_pool_file(pool_file).workers, exclude)
     for spec in specs:
         if spec.strip() == "router":
             continue
         if spec.startswith("conductor:"):
             _model_dir(spec.partition(":")[2], resolve_model)
         else:
-            method_from_spec(spec, pool_file)
+            method_from_spec(spec, pool_file, exclude=exclude)

@@ -282,10 +282,10 @@ class Pool:
         excluded = list(dict.fromkeys(excluded))
         unknown = [i for i in excluded if i not in self.ids]
         if unknown:
-            raise PoolError(f"--exclude: no worker {', '.join(unknown)} in this pool (it has {', '.join(self.ids)})")
+            raise PoolError(f"exclude: no worker {', '.join(unknown)} in this pool (it has {', '.join(self.ids)})")
         kept = [i for i in self.ids if i not in excluded]
         if not any(not self.specs[self.index_of(i)].is_conductor for i in kept):
-            raise PoolError("--exclude leaves no worker in the pool")
+            raise PoolError(f"exclude: excluding {', '.join(excluded)} leaves no worker in the pool")
         return self.offer(kept)
 
     async def aclose(self) -> None:
