@@ -342,9 +342,13 @@ def _summarize(night: Night, gate: GateInputs, stages: Stages, ref: NightRef) ->
     compared = f"v{champion}" if champion else gate.champion_spec
     results = (f"# Nightly {ref.run_key}{sim}\n\nChallenger v{challenger} ({trained.started_from}) vs {compared}: "
                f"**{verdict}**.\n\n{decision.reason}\n\n{evaluated.table_markdown}\n")
+    # A worker down during the evaluation (issue 35): the summary names it and who answered for it.
+    results += "".join(f"\n- {line}" for line in evaluated.outages)
     title = f"nightly {ref.run_key} ({ref.profile}){sim}: v{challenger} {verdict}"
     rows.append({"method": "decision", "questions": None, "accuracy": None, "usd_per_question": None,
                  "note": f"{verdict}; champion before: {champion or 'none'}, after: {after or 'none'}"})
+    rows += [{"method": "outage", "questions": None, "accuracy": None, "usd_per_question": None, "note": line}
+             for line in evaluated.outages]
     shown = {k: v for k, v in links.items() if k not in ("store", "strategies_plot")}
     publish(Artifacts(title=title, tables=Tables(summary=rows, costs=stages.costs.rows), results_markdown=results,
                       links=shown, images=images))

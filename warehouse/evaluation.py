@@ -58,6 +58,18 @@ def costs_by_worker(store: TraceStore, run_id: str) -> list[dict[str, Any]]:
         GROUP BY ALL ORDER BY r.method, c.benchmark, cost_usd DESC""", [_ids(store, run_id)])
 
 
+def outages(store: TraceStore, run_id: str) -> list[dict[str, Any]]:
+    """Each outage of a run or evaluation (view v_outages, m012): per method, the worker asked,
+    who answered for it, the steps that went to a fallback and how many of them it was not called
+    on (its breaker open)."""
+    return _rows(store, """
+        SELECT r.method, o.worker_id, o.answered_by, sum(o.steps)::BIGINT AS steps,
+               sum(o.not_called)::BIGINT AS not_called, sum(o.answered)::BIGINT AS answered
+        FROM v_outages o JOIN runs r ON r.run_id = o.run_id
+        WHERE list_contains(?, o.run_id)
+        GROUP BY ALL ORDER BY r.method, o.worker_id, steps DESC, o.answered_by NULLS LAST""", [_ids(store, run_id)])
+
+
 def costs_by_benchmark(store: TraceStore, run_id: str) -> list[dict[str, Any]]:
     """Per method and benchmark: questions, correct, calls, tokens, $, $ per question and per correct."""
     return _rows(store, """
