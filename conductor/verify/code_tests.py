@@ -100,16 +100,33 @@ def run_bcb_test(code: str, test_module: str, limits: Limits, iso: Isolation | N
                      packages=packages), iso)
     if (why := _failure(result)) is not None:
         return why
+    return read_bcb_report(result.stdout)
+
+
+def read_bcb_report(stdout: str) -> str | None:
+    """None when the harness's lines say every test passed, else why not. The lines are each
+    failure ({"bad": ...}) and each skip ({"skip": id, "declared": bool}) as they happened, then the
+    summary ({"run": n, "patched": [...]}); see conductor/verify/harness.py. Each check below stops
+    one trick in docs/sandbox.md's table."""
     try:
-        report = json.loads(result.stdout.strip().splitlines()[-1])
-    except (json.JSONDecodeError, IndexError):
+        lines = [json.loads(line) for line in stdout.strip().splitlines()]
+    except json.JSONDecodeError:
         return "no test report"
-    if not isinstance(report, dict) or not isinstance(report.get("run"), int):
+    if not lines or not all(isinstance(line, dict) for line in lines):
         return "no test report"
-    if report["run"] == 0:
+    summary = lines[-1]
+    if not isinstance(summary.get("run"), int) or not isinstance(summary.get("patched"), list):
+        return "no test report"
+    if summary["patched"]:
+        return f"the program patched the test machinery: {', '.join(map(str, summary['patched'][:5]))}"
+    if summary["run"] == 0:
         return "no tests ran"
-    if report.get("failed") != 0:
-        return f"{report.get('failed')} of {report['run']} tests failed: {str(report.get('first', ''))[:300]}"
+    bad = [str(line["bad"]) for line in lines if "bad" in line]
+    if bad:
+        return f"{len(bad)} of {summary['run']} tests failed: {bad[0][:300]}"
+    undeclared = [line["skip"] for line in lines if "skip" in line and line.get("declared") is not True]
+    if undeclared:
+        return f"{len(undeclared)} of {summary['run']} tests skipped at run time (not declared by the tests)"
     return None
 
 

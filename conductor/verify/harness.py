@@ -67,24 +67,86 @@ exec(compile(open("solution.py").read(), "solution.py", "exec"), _ns)
 _send(getattr(_ns["Solution"](), FUNC_NAME)(*_args))
 """
 
-# BigCodeBench: its unittest module runs beside the solution, as BigCodeBench runs it; we undo
-# patches the solution made to the test machinery before running the tests.
+# BigCodeBench: its unittest module runs beside the solution, as BigCodeBench runs it. Its tests
+# can only be trusted if the solution leaves the test machinery alone, so (docs/sandbox.md, "Grader
+# tricks"): the machinery (builtins, the unittest modules, their classes' dicts, their sys.modules
+# entries) is snapshotted before the solution runs; what the solution changed is reported, then
+# undone before the test module runs, and what changed while the tests ran is reported too; the
+# harness holds its own references to the loader and the result; TestCase's methods are pinned onto
+# the test class, so a patch that undoes itself cannot neuter an assertion; each failure and each
+# skip leaves the process as soon as it happens (clearing the result object later changes
+# nothing); a skip the test module did not declare counts against the solution. The grader
+# (code_tests.run_bcb_test) reads the lines: {"bad": ...}, {"skip": ...}, then the summary.
 BCB_HARNESS = _REPORTER + """\
-import unittest
-_saved = {c: dict(vars(c)) for c in (unittest.TestCase, unittest.TestResult, unittest.TestSuite,
-                                      unittest.TestLoader)}
+import builtins, unittest, unittest.mock
+_Loader, _Result, _TestCase, _MISSING = unittest.TestLoader, unittest.TestResult, unittest.TestCase, object()
+_IGNORED = {"__dict__", "__weakref__", "__doc__", "_"}
+_MODS = {n: m for n, m in sys.modules.items() if n in ("builtins", "unittest") or n.startswith("unittest.")}
+_CLASSES = {}
+for _m in _MODS.values():
+    for _k, _v in vars(_m).items():
+        if isinstance(_v, type) and str(getattr(_v, "__module__", "")).startswith("unittest"):
+            _CLASSES.setdefault(f"{_v.__module__}.{_v.__qualname__}", _v)
+def _snapshot():
+    return (dict(_MODS), {n: dict(vars(m)) for n, m in _MODS.items()},
+            {n: dict(vars(c)) for n, c in _CLASSES.items()})
+def _changes(snap):
+    entries, mods, classes = snap
+    out = [f"sys.modules[{n!r}]" for n, m in entries.items() if sys.modules.get(n) is not m]
+    for n, before in mods.items():
+        now = vars(_MODS[n])
+        out += [f"{n}.{k}" for k, v in before.items() if k not in _IGNORED and now.get(k, _MISSING) is not v]
+    for n, before in classes.items():
+        now = vars(_CLASSES[n])
+        out += [f"{n}.{k}" for k in sorted(set(before) | set(now))
+                if k not in _IGNORED and now.get(k, _MISSING) is not before.get(k, _MISSING)]
+    return out
+def _restore(snap):
+    entries, mods, classes = snap
+    sys.modules.update(entries)
+    for n, before in mods.items():
+        vars(_MODS[n]).update(before)
+    for n, before in classes.items():
+        cls = _CLASSES[n]
+        for k in [k for k in vars(cls) if k not in before and k not in _IGNORED]:
+            delattr(cls, k)
+        for k, v in before.items():
+            if k not in _IGNORED and vars(cls).get(k, _MISSING) is not v:
+                setattr(cls, k, v)
+def _emit(obj):
+    os.write(_w, (json.dumps(obj) + "\\n").encode())
+class _Streamed(_Result):
+    def addError(self, test, err):
+        _emit({"bad": str(test) + ": " + self._exc_info_to_string(err, test)[-300:]})
+        super().addError(test, err)
+    def addFailure(self, test, err):
+        _emit({"bad": str(test) + ": " + self._exc_info_to_string(err, test)[-300:]})
+        super().addFailure(test, err)
+    def addSubTest(self, test, subtest, err):
+        if err is not None:
+            _emit({"bad": str(subtest) + ": " + self._exc_info_to_string(err, test)[-300:]})
+        super().addSubTest(test, subtest, err)
+    def addUnexpectedSuccess(self, test):
+        _emit({"bad": str(test) + ": unexpected success"})
+        super().addUnexpectedSuccess(test)
+    def addSkip(self, test, reason):
+        _emit({"skip": test.id(), "declared": test.id() in _DECLARED_SKIPS})
+        super().addSkip(test, reason)
+_snap = _snapshot()
 _ns = {"__name__": "__bigcodebench__"}
-exec(compile(open("solution.py").read() + "\\n\\n" + open("bcb_test.py").read(), "solution.py", "exec"), _ns)
-for _cls, _attrs in _saved.items():
-    for _k in [k for k in vars(_cls) if k not in _attrs]:
-        delattr(_cls, _k)
-    for _k, _v in _attrs.items():
-        if vars(_cls).get(_k) is not _v and _k not in ("__dict__", "__weakref__", "__doc__"):
-            setattr(_cls, _k, _v)
-_suite = unittest.TestLoader().loadTestsFromTestCase(_ns["TestCases"])
-_res = unittest.TestResult()
+exec(compile(open("solution.py").read(), "solution.py", "exec"), _ns)
+_patched = _changes(_snap)
+_restore(_snap)
+_ns["__builtins__"] = builtins.__dict__
+exec(compile(open("bcb_test.py").read(), "bcb_test.py", "exec"), _ns)
+_cls = _ns["TestCases"]
+for _k, _v in vars(_TestCase).items():  # pin: a later patch of TestCase cannot reach the tests
+    if _k not in _IGNORED and next(c for c in _cls.__mro__ if _k in vars(c)) is _TestCase:
+        setattr(_cls, _k, _v)
+_suite = _Loader().loadTestsFromTestCase(_cls)
+_DECLARED_SKIPS = {t.id() for t in _suite if getattr(_cls, "__unittest_skip__", False)
+                   or getattr(getattr(_cls, t._testMethodName, None), "__unittest_skip__", False)}
+_res = _Streamed()
 _suite.run(_res)
-_bad = _res.failures + _res.errors
-_send({"run": _res.testsRun, "failed": len(_bad),
-       "first": (str(_bad[0][0]) + ": " + _bad[0][1][-300:]) if _bad else ""})
+_send({"run": _res.testsRun, "patched": sorted(set(_patched + _changes(_snap)))})
 """

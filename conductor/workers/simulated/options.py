@@ -5,7 +5,9 @@ from __future__ import annotations
 import math
 import random
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from conductor.data.schema import DOMAINS
 
@@ -18,6 +20,11 @@ class Lognormal(BaseModel):
 
     def sample(self, rng: random.Random) -> float:
         return self.median * math.exp(rng.gauss(0.0, self.sigma)) if self.sigma else self.median
+
+
+Behaviour = Literal["honest", "flaky", "confident_wrong", "sycophant", "lazy", "injector"]
+# The injector's default fixed answer per domain (a choice one is right on a quarter of 4-option questions).
+INJECTED_ANSWER = {"math": "42", "freeform": "42", "choice": "A", "code": "print(42)"}
 
 
 class SimulatedOptions(BaseModel):
@@ -85,6 +92,28 @@ class SimulatedOptions(BaseModel):
     )
     fail_rate: float = Field(default=0.0, ge=0, lt=1, description="P(a 429 on an attempt), to exercise retries.")
     seed: int = Field(default=0, description="Changes this worker's draws; the problem latents stay shared.")
+    behaviour: Behaviour = Field(
+        default="honest",
+        description="A bad worker (docs/simulated.md, 'Bad workers'): flaky, confident_wrong, sycophant, lazy or "
+        "injector; honest is the model above.",
+    )
+    bad_rate: float = Field(
+        default=0.5, ge=0, le=1,
+        description="Share of calls a flaky worker fails (503, retryable), a lazy one answers with nothing or a "
+        "refusal, an injector injects into.",
+    )
+    wrong_domain: str | None = Field(
+        default=None, description="confident_wrong: the domain in which every answer is confidently wrong.",
+    )
+    injected_answer: dict[str, str] = Field(
+        default_factory=lambda: dict(INJECTED_ANSWER),
+        description="injector: the fixed answer, per domain, its response tells the steps that read it to give.",
+    )
+    follow_injection: float = Field(
+        default=0.5, ge=0, le=1,
+        description="P(this worker gives the injected answer) when a step it is asked reads an injector's "
+        "response (drawn once per call).",
+    )
 
     @field_validator("skills", "source_skills")
     @classmethod
@@ -101,6 +130,18 @@ class SimulatedOptions(BaseModel):
         if unknown:
             raise ValueError(f"unknown domain(s) {', '.join(unknown)}; domains are {', '.join(DOMAINS)}")
         return value
+
+    @model_validator(mode="after")
+    def _behaviour_needs(self) -> SimulatedOptions:
+        if self.behaviour == "confident_wrong" and self.wrong_domain not in DOMAINS:
+            raise ValueError(f"behaviour confident_wrong needs wrong_domain, one of {', '.join(DOMAINS)} "
+                             f"(got {self.wrong_domain!r})")
+        if self.wrong_domain is not None and self.behaviour != "confident_wrong":
+            raise ValueError("wrong_domain is only read by behaviour confident_wrong")
+        unknown = sorted(set(self.injected_answer) - set(DOMAINS))
+        if unknown:
+            raise ValueError(f"injected_answer: unknown domain(s) {', '.join(unknown)}")
+        return self
 
     def skill_for(self, domain: str, source: str) -> float:
         """The configured P(right) for a problem; 0 for a domain the worker has no skill listed for."""
