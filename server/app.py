@@ -135,15 +135,16 @@ def create_app(service: Service, keys: KeyRing | None) -> Starlette:
             key_id = authenticate(request)
             req = parse_body(endpoint.request, await read_body(request, config.max_body_bytes))
             question = endpoint.question(req)
+            effort = endpoint.effort(req)
             model = await catalog.resolve(req.model)
             admit(key_id)
             if req.stream:
                 # started here, not in the generator: a client gone before the first byte still frees its slot
                 events: asyncio.Queue[Event] = asyncio.Queue()
-                task = service.start(question, req.max_usd, key_id, model.planner, events)
+                task = service.start(question, req.max_usd, key_id, model.planner, events, effort)
                 return StreamingResponse(endpoint.stream(req, task, events, model), media_type="text/event-stream")
             # a client gone stops nothing
-            trace = await asyncio.shield(service.start(question, req.max_usd, key_id, model.planner))
+            trace = await asyncio.shield(service.start(question, req.max_usd, key_id, model.planner, effort=effort))
             return JSONResponse(endpoint.answer(req, trace, model))
 
         return handle

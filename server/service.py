@@ -8,6 +8,7 @@ import logging
 from contextvars import copy_context
 
 from conductor.config import ExecutionConfig
+from conductor.effort import Effort
 from conductor.executor import RunOptions, plan_and_run
 from conductor.planners import Planner
 from conductor.trace import Trace
@@ -48,11 +49,11 @@ class Service:
             found = self._executions[cap] = self.config.execution.model_copy(update={"max_usd_per_question": cap})
         return found
 
-    async def _solve(self, question: str, max_usd: float | None, planner: Planner) -> Trace:
+    async def _solve(self, question: str, max_usd: float | None, planner: Planner, effort: Effort | None) -> Trace:
         task = Task.adhoc(question, source="serve")
         try:
             async with asyncio.timeout(self.config.request_timeout_s):
-                options = RunOptions(config=self.execution_for(max_usd), run_id=self.run.run_id)
+                options = RunOptions(config=self.execution_for(max_usd), run_id=self.run.run_id, effort=effort)
                 return await plan_and_run(task, self.pool, planner, options)
         except TimeoutError:
             # The calls made so far are lost with the cancelled run; the request itself is kept.
@@ -61,12 +62,13 @@ class Service:
                          wall_s=self.config.request_timeout_s)
 
     def start(self, question: str, max_usd: float | None, key_id: str, planner: Planner,
-              events: asyncio.Queue[Event] | None = None) -> asyncio.Task[Trace]:
+              events: asyncio.Queue[Event] | None = None, effort: Effort | None = None) -> asyncio.Task[Trace]:
         """Start solving in its own task, which records the trace and frees the key's slot when it
-        ends, whether or not the client is still there to read the answer."""
+        ends, whether or not the client is still there to read the answer. `effort`: the level
+        the request asked for, stated in the Conductor's prompt (None: none stated)."""
         ctx = copy_context()
         ctx.run(watch, events)
-        task = asyncio.get_running_loop().create_task(self._solve(question, max_usd, planner), context=ctx)
+        task = asyncio.get_running_loop().create_task(self._solve(question, max_usd, planner, effort), context=ctx)
         self.in_flight.add(task)
         task.add_done_callback(lambda t: self._finished(t, key_id))
         return task
