@@ -26,7 +26,7 @@ from server.guards import KeyRing
 from server.progress import Event
 from server.recording import write_run
 from server.schemas import ApiError
-from server.service import Service
+from server.service import Job, Service
 from server.timing import RequestMetrics
 
 log = logging.getLogger("conductor.serve")
@@ -135,16 +135,18 @@ def create_app(service: Service, keys: KeyRing | None) -> Starlette:
             key_id = authenticate(request)
             req = parse_body(endpoint.request, await read_body(request, config.max_body_bytes))
             question = endpoint.question(req)
+            effort = endpoint.effort(req)
             model = await catalog.resolve(req.model)
             pool = service.pool_without(req.conductor.exclude if req.conductor else [])
+            job = Job(question, req.max_usd, key_id, model.planner, pool, effort)
             admit(key_id)
             if req.stream:
                 # started here, not in the generator: a client gone before the first byte still frees its slot
                 events: asyncio.Queue[Event] = asyncio.Queue()
-                task = service.start(question, req.max_usd, key_id, model.planner, events, pool)
+                task = service.start(job, events)
                 return StreamingResponse(endpoint.stream(req, task, events, model), media_type="text/event-stream")
             # a client gone stops nothing
-            trace = await asyncio.shield(service.start(question, req.max_usd, key_id, model.planner, pool=pool))
+            trace = await asyncio.shield(service.start(job))
             return JSONResponse(endpoint.answer(req, trace, model))
 
         return handle
