@@ -129,7 +129,10 @@ def _run(config, *, resume: bool, track: bool, warehouse: bool, compare: int, re
         loss = row.get("loss", row.get("train_loss"))  # every logging_steps, then the run's summary
         if "reward" in row or loss is None or "GRPO" in bars:
             return
-        warm = bars.get("warm") or bars.setdefault("warm", tqdm(desc="warm start", unit="step", dynamic_ncols=True))
+        # `is None`, not `or`: a tqdm bar with no total has no truth value (bool() raises).
+        warm = bars.get("warm")
+        if warm is None:
+            warm = bars["warm"] = tqdm(desc="warm start", unit="step", dynamic_ncols=True)
         warm.n = int(row["step"])
         warm.set_postfix(loss=f"{float(loss):.3f}", token_acc=f"{float(row.get('mean_token_accuracy', 0)):.2f}")
         warm.refresh()
