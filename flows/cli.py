@@ -186,7 +186,9 @@ def nightly(
         return
     from flows.nightly import nightly_flow
     from flows.prefect_server import PrefectServerError, tied_prefect_server
+    from flows.terminal import quiet_terminal
 
+    quiet_terminal()  # one line per stage and per GRPO chunk, not one per finished task
     with user_errors(MethodSpecError, PoolError, ValueError, FileNotFoundError, PrefectServerError), \
             tied_prefect_server(), ctrl_c_stops_solving():
         try:

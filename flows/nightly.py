@@ -317,7 +317,7 @@ def _scores(night: Night, gate: GateInputs, evaluation_id: str) -> tuple[Scores,
             margins[label] = margin
         rows.append({"method": label, "questions": len(side.correct), "accuracy": round(accuracy[label], 4),
                      "usd_per_question": None if usd is None else round(usd, 6),
-                     "margin": margin.text() if margin else None})
+                     "margin": margin.text() if margin else None, "note": None})
     questions = max((r["questions"] for r in rows), default=0)
     return Scores(accuracy=accuracy, usd_per_question=usd_q, questions=questions, challenger_margin=margins), rows
 
@@ -345,10 +345,12 @@ def _summarize(night: Night, gate: GateInputs, stages: Stages, ref: NightRef) ->
     # A worker down during the evaluation (issue 35): the summary names it and who answered for it.
     results += "".join(f"\n- {line}" for line in evaluated.outages)
     title = f"nightly {ref.run_key} ({ref.profile}){sim}: v{challenger} {verdict}"
+    # Every row has the same columns: the Prefect UI takes a table's columns from its first row, so
+    # a "note" only the decision row had was never shown (the row read "decision" and nothing else).
     rows.append({"method": "decision", "questions": None, "accuracy": None, "usd_per_question": None,
-                 "note": f"{verdict}; champion before: {champion or 'none'}, after: {after or 'none'}"})
-    rows += [{"method": "outage", "questions": None, "accuracy": None, "usd_per_question": None, "note": line}
-             for line in evaluated.outages]
+                 "margin": None, "note": f"{verdict}; champion before: {champion or 'none'}, after: {after or 'none'}"})
+    rows += [{"method": "outage", "questions": None, "accuracy": None, "usd_per_question": None, "margin": None,
+              "note": line} for line in evaluated.outages]
     shown = {k: v for k, v in links.items() if k not in ("store", "strategies_plot")}
     publish(Artifacts(title=title, tables=Tables(summary=rows, costs=stages.costs.rows), results_markdown=results,
                       links=shown, images=images))

@@ -45,13 +45,27 @@ def training_flow(request: TrainingRequest) -> Registered:
                          run_id=run_id, accelerate_config=request.accelerate_config)
         chunk = grpo_chunk_task(plan, train, held_out)
         chunks.append(chunk)
-        print(f"step {chunk['steps']}: stop={chunk['stop_reason']} spend=${chunk['usd']:.2f} (simulated pool prices "
-              f"when the pool is simulated)")
+        print(chunk_line(chunk, config.max_steps))
         if chunk["stop_reason"] not in ("chunk_end", "max_steps"):  # budget or early stopping: the run is over
             break
     registered = register_task(config.to_dict(), chunks, run_id=run_id)
     print(f"MLflow run {registered.run_id}: {registered.model_uri} (version {registered.version})")
     return registered
+
+
+def chunk_line(chunk: dict[str, Any], max_steps: int) -> str:
+    """A chunk's one progress line: where it ended, its steps' mean reward and KL to the
+    reference (docs/training.md says what KL is normal), why it stopped, the spend so far. The
+    per-step figures are in MLflow and the warehouse (`v_training_curves`)."""
+    rows = chunk["history"]
+
+    def mean(key: str) -> str:
+        values = [r[key] for r in rows if key in r]
+        return f"{sum(values) / len(values):.3g}" if values else "n/a"
+
+    return (f"grpo step {chunk['steps']}/{max_steps}: reward {mean('reward')}, kl {mean('kl')} (means over the"
+            f" chunk's {len(rows)} logged steps), stop={chunk['stop_reason']}, spend ${chunk['usd']:.2f}"
+            f" (simulated pool prices when the pool is simulated)")
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ a retried chunk resumes where the failed attempt last saved instead of starting 
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 import uuid
@@ -45,13 +46,20 @@ def problems_task(config: ConductorTrainingConfig) -> tuple[list[Problem], list[
 # by redirecting sys.stdout and reading `dis.dis` back from it; Prefect's print-to-log takes
 # `print(file=None)` for a log line even while sys.stdout is redirected, so dill read nothing
 # back and the run's log got the bytecode instead (~200 lines a warm start, ~10 a GRPO chunk).
-# The trainers' figures reach the run logger through `on_log`.
+# The trainers' figures reach the run logger through `on_log`: a step's figures at DEBUG (they
+# are in MLflow and the warehouse; at INFO a night printed ~200 of them), a trainer's closing
+# summary (`train_runtime`, `train_loss`) at INFO. The flow prints one line per GRPO chunk.
 @task(name="warm-start", cache_policy=NO_CACHE, retries=1, log_prints=False)
 def warm_start_task(profile: str, output_dir: str, overrides: dict[str, Any], train: list[Problem]) -> str:
     """The model GRPO starts from (an earlier warm start in the run dir is reused on retry)."""
     logger = get_run_logger()
     return str(ensure_model(config_for(profile, output_dir, overrides), train,
-                            on_log=lambda figures: logger.info("sft %s", _figures(figures))))
+                            on_log=lambda figures: logger.log(_level(figures), "sft %s", _figures(figures))))
+
+
+def _level(logs: dict[str, Any]) -> int:
+    """INFO for a trainer's end-of-training summary, DEBUG for a step's figures."""
+    return logging.INFO if "train_runtime" in logs else logging.DEBUG
 
 
 def _figures(logs: dict[str, Any]) -> str:
@@ -72,7 +80,7 @@ def grpo_chunk_task(plan: ChunkPlan, train: list[Problem], held_out: list[Proble
     sink = WarehouseSink.for_settings(run_id=run_id, simulated=read_pool_file(config.pool_file).simulated) if run_id else None
     logger = get_run_logger()
     result: TrainResult = train_grpo(config, train, held_out, resume=True, run_id=run_id, sink=sink,
-                                     on_log=lambda figures: logger.info("grpo %s", _figures(figures)))
+                                     on_log=lambda figures: logger.debug("grpo %s", _figures(figures)))
     if sink is not None:
         sink.flush()  # the run stays `running` until register_task closes it
     out = asdict(result)
