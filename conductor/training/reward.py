@@ -52,6 +52,16 @@ def completion_text(completion: Any) -> str:
     )
 
 
+def prior_steps(first: Trace) -> list[PriorStep]:
+    """A round's steps as the next round sees them (its prompt, and its steps reading "prev")."""
+    steps = first.workflow.steps if first.workflow is not None else ()
+    return [
+        PriorStep(index=s.index, worker=s.worker_id, subtask=s.subtask, response=s.output or f"[{s.status}: {s.error}]",
+                  reads=tuple(s.reads), reads_prior=steps[s.index].reads_prior if s.index < len(steps) else False)
+        for s in first.steps
+    ]
+
+
 @dataclass
 class Scored:
     trace: Trace
@@ -109,15 +119,12 @@ class WorkflowReward:
 
     async def second_round(self, first: Trace, problem: Problem, offered: Pool, options: RunOptions) -> Trace:
         assert self.policy is not None
-        prior = [
-            PriorStep(index=s.index, worker=s.worker_id, subtask=s.subtask, response=s.output or f"[{s.status}: {s.error}]")
-            for s in first.steps
-        ]
+        prior = prior_steps(first)
         messages = recursion_messages(problem.task_text, offered.specs, prior, max_steps=self.max_steps)
         text = await self.policy.generate(messages)
         return await rollout(
             text, problem, offered, options, messages=messages, planner=PolicyPlanner(self.policy),
-            within=Round(depth=first.depth + 1, parent_trace_id=first.trace_id),
+            within=Round(depth=first.depth + 1, parent_trace_id=first.trace_id, prior=tuple(prior)),
         )
 
     async def __call__(
