@@ -197,12 +197,20 @@ def step_role(p: PriorStep) -> str:
     return "attempt" if not p.reads else "check" if len(p.reads) == 1 else "comparison"
 
 
+def agreement(prior: Sequence[PriorStep]) -> int:
+    """How many of the steps give the last one's answer (0 when the last gave none)."""
+    keys = [_agreement_key(p.response) for p in prior]
+    if not keys or not keys[-1]:
+        return 0
+    return sum(k == keys[-1] for k in keys)
+
+
 def agreement_line(prior: Sequence[PriorStep]) -> str:
     """How far the steps agree with the last one's answer, in numbers and in one word."""
     keys = [_agreement_key(p.response) for p in prior]
     if not keys or not keys[-1]:
         return "Agreement: the final step gave no answer."
-    same = sum(k == keys[-1] for k in keys)
+    same = agreement(prior)
     word = "all agree" if same == len(keys) else "most agree" if 2 * same > len(keys) else "they disagree"
     return f"Agreement: {same} of {len(keys)} steps give the final answer: {word}."
 
