@@ -232,9 +232,24 @@ def test_recursion_rows_get_a_second_round_from_the_policy(tmp_path, warm) -> No
     ran = {t.trace_id for t in firsts if t.workflow is not None and t.steps}
     assert ran  # (seeded sampling: the same rollouts every run)
     assert {t.parent_trace_id for t in seconds if t.depth == 1} == ran
-    assert all(t.conductor_prompt and "Earlier workflow and responses" in t.conductor_prompt[-1].content
+    assert all(t.conductor_prompt and "# Earlier workflow\nStep 0: " in t.conductor_prompt[-1].content
                for t in seconds if t.depth == 1)
     assert all("conductor" in t.pool for t in firsts)
+
+
+def test_second_round_rows_put_the_second_rounds_text_in_the_loss(tmp_path, warm) -> None:
+    """With every row a second round: its prompt shows a first round the starting model wrote and
+    ran, its completions are what the trainer samples and updates on, and each is run after that
+    first round (depth 1, no forced further round)."""
+    model_dir, train, _ = warm
+    sunk = []
+    cfg = local_profile(tmp_path / "run", model_name_or_path=str(model_dir), max_steps=1, second_round_fraction=1.0,
+                        **SMALL)
+    result = train_grpo(cfg, train, sink=lambda t, step: sunk.append(t))
+    assert len(sunk) == 8 and all(t.depth == 1 for t in sunk)
+    assert all("# Earlier workflow\nStep 0: Model " in t.conductor_prompt[-1].content for t in sunk)
+    before, after = _weights(model_dir), _weights(result.model_dir)
+    assert any(not torch.equal(before[k], after[k]) for k in before)
 
 
 def test_a_kl_reference_model_builds_for_the_conductor_model(tmp_path, warm) -> None:

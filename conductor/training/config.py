@@ -50,6 +50,19 @@ class ConductorTrainingConfig(GRPOConfig):
         metadata={"help": "Share of prompt rows that also offer the Conductor itself and get a forced second round "
                   "written by the current policy (the paper forced recursion on half the batch)."},
     )
+    second_round_fraction: float = field(
+        default=0.0,
+        metadata={"help": "Share of prompt rows that are second rounds: the prompt is the recursion prompt of a first "
+                  "round the starting model wrote (sampled) and ran, and the completion (keep the answer, a check, "
+                  "more attempts and an aggregator reading both rounds) is trained on with the final answer's reward "
+                  "(conductor/training/second_round.py)."},
+    )
+    sft_recursion_copies: int = field(
+        default=0,
+        metadata={"help": "Second-round examples per warm-start problem: a first round drawn and run over the pool, "
+                  "shown in the recursion prompt, and a second round drawn uniformly from the recursion plans "
+                  "(0: the warm start has no recursion prompts)."},
+    )
     recursion_discount: float = field(
         default=DEFAULT_RECURSION_DISCOUNT,
         metadata={"help": "d in r0' = (1 - d)·r0 + d·r1: how much of the second round's reward the first round gets."},

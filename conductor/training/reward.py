@@ -4,7 +4,9 @@ row's offered pool, concurrently, verify it, and return 0 (unparseable) / 0.5 (p
 
 Recursion rows get a forced second round written by the current policy after it sees the
 first round's workflow and responses; the first round's reward becomes (1 - d)·r0 + d·r1 and
-the second round is a Trace whose parent is the first.
+the second round is a Trace whose parent is the first. Second-round rows (a `prior` column,
+conductor/training/second_round.py) are second rounds themselves: their completion runs after
+the first round they show, and earns the final answer's reward (the first round's if it keeps it).
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ from conductor.reward import DEFAULT_RECURSION_DISCOUNT, blend, reward_of
 from conductor.shapes import shape_shares
 from conductor.trace import Trace
 from conductor.training.policy import Policy, PolicyPlanner
-from conductor.training.rollout import rollout
+from conductor.training.rollout import prior_steps, rollout
+from conductor.training.second_round import read_prior
 from conductor.workers.pool import Pool
 from conductor.workflow import DEFAULT_MAX_STEPS
 
@@ -109,16 +112,29 @@ class WorkflowReward:
 
     async def second_round(self, first: Trace, problem: Problem, offered: Pool, options: RunOptions) -> Trace:
         assert self.policy is not None
-        prior = [
-            PriorStep(index=s.index, worker=s.worker_id, subtask=s.subtask, response=s.output or f"[{s.status}: {s.error}]")
-            for s in first.steps
-        ]
+        prior = prior_steps(first)
         messages = recursion_messages(problem.task_text, offered.specs, prior, max_steps=self.max_steps)
         text = await self.policy.generate(messages)
         return await rollout(
             text, problem, offered, options, messages=messages, planner=PolicyPlanner(self.policy),
-            within=Round(depth=first.depth + 1, parent_trace_id=first.trace_id),
+            within=Round(depth=first.depth + 1, parent_trace_id=first.trace_id, prior=tuple(prior)),
         )
+
+    async def score_second_round(self, text: str, problem: Problem, pool_ids: Sequence[str], prior: str,
+                                 rng: random.Random) -> Scored:
+        """A second-round row's completion (conductor/training/second_round.py): run with the first
+        round it read (its steps reading "prev" get that round's responses); keeping the answer
+        earns the first round's reward, anything else the final answer's."""
+        steps, first_reward = read_prior(prior)
+        offered = self.pool.offer(list(pool_ids))
+        messages = recursion_messages(problem.task_text, offered.specs, steps, max_steps=self.max_steps)
+        options = RunOptions(config=self.execution, run_id=self.run_id, rng=rng)
+        trace = await rollout(text, problem, offered, options, messages=messages,
+                              within=Round(depth=1, prior=tuple(steps)))
+        kept = trace.parse_status == "ok" and trace.workflow is not None and trace.workflow.is_empty
+        trace.reward = first_reward if kept else reward_of(trace)
+        usd = trace.usage.cost_usd or 0.0
+        return Scored(trace=trace, second=None, reward=trace.reward - self.cost_weight * usd)
 
     async def __call__(
         self,
@@ -127,6 +143,7 @@ class WorkflowReward:
         problem: list[str],
         pool_ids: list[list[str]],
         recursion: list[bool] | None = None,
+        prior: list[str] | None = None,
         log_extra: Callable[[str, list], None] | None = None,
         log_metric: Callable[[str, float], None] | None = None,
         trainer_state: Any = None,
@@ -147,6 +164,9 @@ class WorkflowReward:
             async with gate:
                 # Seeded by step and position: a rerun of the same batch meets the same workers' dice.
                 rng = random.Random(hash((self.seed, step, i)) & 0xFFFFFFFF)
+                if prior is not None and prior[i]:  # a second-round row
+                    return await self.score_second_round(
+                        completion_text(completions[i]), problems[problem[i]], pool_ids[i], prior[i], rng)
                 return await self.score_one(
                     completion_text(completions[i]), problems[problem[i]], pool_ids[i], bool(recursion[i]), rng
                 )
@@ -187,7 +207,7 @@ class WorkflowReward:
             # Which strategies the policy writes, per domain (first rounds, as the curve counts
             # them): the "strategies over training" plot and the warehouse's v_training_shapes
             # both name shapes with conductor.shapes, so the two agree.
-            for name, value in shape_shares(traces).items():
+            for name, value in shape_shares([t for t in traces if t.depth == 0]).items():
                 log_metric(name, value)
         if self.sink is not None:
             for rs in rounds:
