@@ -16,6 +16,7 @@ import typer
 from conductor.cli.common import console
 from conductor.config import Settings
 from conductor.planners import DEFAULT_SHAPE, SHAPES
+from conductor.profiles import get_profile
 from flows.model_cli import gate_option
 from warehouse.output import print_table
 
@@ -178,7 +179,7 @@ def nightly(
             training_overrides=parse_settings(settings_))
         night = config.resolve(settings)
         check_specs(night.baselines, night.pool_file)
-        if profile == "production":
+        if not get_profile(profile).simulated_pool:
             _check_keys(night.pool_file)
     if dry_run:
         for line in night.lines():
