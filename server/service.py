@@ -88,7 +88,6 @@ class Service:
                          run_id=self.run.run_id, stop_reason=f"request timed out after {self.config.request_timeout_s:g}s",
                          wall_s=self.config.request_timeout_s)
 
-    def start(self, question: str, max_usd: float | None, key_id: str, planner: Planner,
     def start(self, job: Job, events: asyncio.Queue[Event] | None = None) -> asyncio.Task[Trace]:
         """Start solving in its own task, which records the trace and frees the key's slot when it
         ends, whether or not the client is still there to read the answer."""
