@@ -204,3 +204,15 @@ async def test_half_open_lets_one_trial_through_while_the_others_go_to_the_fallb
     assert len(server.requests_to(_path("down"))) == 2 * 2 + 2
     assert sorted(t.steps[0].call is None for t in traces) == [False, True, True]
     assert all(t.steps[0].answered_by == "ok1" for t in traces)
+
+
+def test_ask_shows_who_was_asked_and_who_answered(server, tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from conductor.cli import app
+
+    monkeypatch.setenv("COLUMNS", "200")
+    _pool(tmp_path, server.url, ["down", "ok1"])
+    result = CliRunner().invoke(app, ["ask", "What is 2 + 2?", "--pool", str(tmp_path / "pool.yaml")])
+    assert result.exit_code == 0, result.output
+    assert "down -> ok1 (fallback)" in result.output  # the verify step, asked of `down`
