@@ -6,6 +6,7 @@ same provider), the trace shows who was asked and who answered, and the warehous
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -188,3 +189,30 @@ async def test_the_warehouse_stores_who_was_asked_and_who_answered(server, tmp_p
     assert calls == [{"worker_id": "down", "status": "error", "n": 2}, {"worker_id": "ok1", "status": "ok", "n": 3}]
     assert outages == [{"run_id": "run-outage", "worker_id": "down", "answered_by": "ok1", "steps": 3,
                         "not_called": 1, "answered": 3}]
+
+
+async def test_half_open_lets_one_trial_through_while_the_others_go_to_the_fallback(server, tmp_path):
+    now = [0.0]
+    pool = _pool(tmp_path, server.url, ["down", "ok1"])
+    pool.breakers = Breakers(clock=lambda: now[0])
+    async with pool:
+        await _ask(pool, "down", 2)  # open
+        now[0] = CONFIG.breaker_cooldown_s
+        traces = await asyncio.gather(*(execute(_one_step(pool, "down"), Task.adhoc(f"at once {i}"), pool,
+                                                RunOptions(config=CONFIG)) for i in range(3)))
+    # one trial (1 + retries attempts), failed; the two others were not called
+    assert len(server.requests_to(_path("down"))) == 2 * 2 + 2
+    assert sorted(t.steps[0].call is None for t in traces) == [False, True, True]
+    assert all(t.steps[0].answered_by == "ok1" for t in traces)
+
+
+def test_ask_shows_who_was_asked_and_who_answered(server, tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from conductor.cli import app
+
+    monkeypatch.setenv("COLUMNS", "200")
+    _pool(tmp_path, server.url, ["down", "ok1"])
+    result = CliRunner().invoke(app, ["ask", "What is 2 + 2?", "--pool", str(tmp_path / "pool.yaml")])
+    assert result.exit_code == 0, result.output
+    assert "down -> ok1 (fallback)" in result.output  # the verify step, asked of `down`

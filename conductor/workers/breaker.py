@@ -45,8 +45,6 @@ class Breaker:
     consecutive: int = 0
     opened_at: float | None = None
     trial_in_flight: bool = False
-    refused: int = 0  # calls not made because the worker was down (what a summary reports)
-    times_opened: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def state(self, policy: BreakerPolicy) -> BreakerState:
@@ -68,7 +66,6 @@ class Breaker:
             if state == "half_open" and not self.trial_in_flight:
                 self.trial_in_flight = True
                 return True
-            self.refused += 1
             return False
 
     def succeeded(self) -> None:
@@ -81,8 +78,6 @@ class Breaker:
             self.consecutive += 1
             trial, self.trial_in_flight = self.trial_in_flight, False
             if policy.enabled and (trial or self.consecutive >= policy.failures):
-                if self.opened_at is None or trial:
-                    self.times_opened += 1
                 self.opened_at = self.clock()
 
     def released(self) -> None:
