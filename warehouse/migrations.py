@@ -29,6 +29,7 @@ MIGRATIONS: list[str] = [
     "m009_nightly",
     "m010_training_shapes",
     "m011_drop_evaluations_repeat_cost_known",
+    "m012_worker_nights",
 ]
 LATEST = len(MIGRATIONS)  # the schema version: how many migrations this code knows
 
