@@ -9,7 +9,8 @@ champion evaluation (the 06:00 UTC deployment).
    champion) and the baselines on the same held-out problems (`evaluation_flow`);
 4. cost accounting (`nightly_costs_flow`);
 5. the promotion gate (`promotion_flow`: registry/promotion.py's gate, recorded in MLflow and
-   as a `promotions` row);
+   as a `promotions` row), then each worker's figures against the previous night's
+   (`worker_drift_flow`: an artifact, and a webhook notification when a worker moved);
 6. a summary (Prefect artifacts, a `nightly` row in the warehouse, the returned `NightlySummary`).
 
 Every stage is a flow of its own with typed parameters. The stages that must not be done twice
@@ -36,6 +37,7 @@ from conductor.config import load_settings
 from conductor.evaluation.config import EvalConfig
 from conductor.planners import DEFAULT_SHAPE
 from flows.curation import curation_flow
+from flows.drift import worker_drift_flow
 from flows.evaluation import EvalResult, evaluation_flow
 from flows.nightly_config import Night, NightConfig
 from flows.training import TrainingRequest, training_flow
@@ -281,6 +283,9 @@ def _night(night: Night, run_id: str, flow_run_id: str) -> NightlySummary:
     costs = nightly_costs_flow(evaluated.evaluation_id, trained.run_id, db_path)
     # 5. the gate (once a night)
     decision: Decision = _once(gate_stage)(night.run_key, gate, db_path)
+    # 5b. each worker's figures against the previous night's: an artifact, and a notification
+    # (the `conductor-drift` Webhook block) when one moved (docs/nightly.md, "Worker drift")
+    worker_drift_flow(evaluated.evaluation_id, db_path=db_path)
     # 6. the summary
     ref = NightRef(run_key=night.run_key, nightly_run_id=run_id, flow_run_id=flow_run_id, profile=c.profile)
     stages = Stages(trained=trained, evaluated=evaluated, costs=costs, decision=decision)

@@ -64,7 +64,7 @@ def test_upgrade_from_every_earlier_version_keeps_data(tmp_path, start):
             con.register("src", table)
             con.execute(f"INSERT INTO {name} BY NAME SELECT * FROM src")
             con.unregister("src")
-    if 2 <= start < _version_of("m011_drop_evaluations_repeat_cost_known"):
+    if 2 <= start < _version_of("m011_drop_evaluations_repeat_cost_known"):  # the table m011 dropped
         con.execute("INSERT INTO evaluations (eval_id, method, benchmark, n, correct) VALUES ('e', 'm', 'b', 2, 1)")
     con.close()
 
