@@ -16,8 +16,10 @@ from typing import Any
 from trl import GRPOConfig
 
 from conductor.config import DEFAULT_POOL_FILE, load_settings
+from conductor.effort import DEFAULT_CALL_RATES, Effort, parse_effort
 from conductor.profiles import LOCAL, PRODUCTION, SMALL_REAL, TRAINING_BASE, Profile, Where, get_profile
 from conductor.reward import DEFAULT_RECURSION_DISCOUNT
+from conductor.workflow import DEFAULT_MAX_STEPS
 
 
 @dataclass
@@ -66,6 +68,21 @@ class ConductorTrainingConfig(GRPOConfig):
     recursion_discount: float = field(
         default=DEFAULT_RECURSION_DISCOUNT,
         metadata={"help": "d in r0' = (1 - d)·r0 + d·r1: how much of the second round's reward the first round gets."},
+    )
+    effort_levels: list[str] = field(
+        default_factory=list,
+        metadata={"help": "Effort levels (low, medium, high) each GRPO prompt row draws one of, uniformly: its prompt "
+                  "states the level (conductor/effort.py) and the reward charges the rollout's worker calls at "
+                  "that level's rate, so one model learns to spend less when asked. Empty: no level is stated "
+                  "(the prompts and reward of a run without effort)."},
+    )
+    effort_call_rates: list[float] = field(
+        default_factory=list,
+        metadata={"help": "Reward charged per worker call at each of effort_levels, in the same order: a parsed "
+                  "rollout earns r - rate x worker calls (unparsed: 0, as always). Empty: each level's default "
+                  "(conductor.effort.DEFAULT_CALL_RATES: low 0.04, medium 0.01, high 0; one more call pays at rate "
+                  "c only if it buys 2c of accuracy). Each rate times the most calls a rollout makes stays under "
+                  "0.5, so a parsed workflow never earns less than an unparsed one."},
     )
     cost_weight: float = field(
         default=0.0,
@@ -156,6 +173,24 @@ class ConductorTrainingConfig(GRPOConfig):
         metadata={"help": "Problems of the bank's train split set aside for early stopping (the bank's held-out "
                   "split is never selected on)."},
     )
+
+
+def effort_rates(config: ConductorTrainingConfig) -> dict[Effort, float]:
+    """Each trained effort level and its charge per worker call (empty: no effort rows). ValueError
+    for an unknown level, a repeated one, rates not one per level, or a rate that could charge a
+    parsed workflow more than the 0.5 it earns when wrong (rate x 2 rounds x max_steps < 0.5)."""
+    levels = [parse_effort(level) for level in config.effort_levels]
+    if len(set(levels)) != len(levels):
+        raise ValueError(f"effort_levels repeats a level: {', '.join(levels)}")
+    rates = list(config.effort_call_rates) or [DEFAULT_CALL_RATES[level] for level in levels]
+    if len(rates) != len(levels):
+        raise ValueError(f"effort_call_rates has {len(rates)} rates for {len(levels)} effort_levels (one each)")
+    most_calls = 2 * DEFAULT_MAX_STEPS  # a first round and a forced second round
+    for level, rate in zip(levels, rates):
+        if not 0 <= rate * most_calls < 0.5:
+            raise ValueError(f"effort_call_rates: {level} at {rate:g} a call must be >= 0 and < {0.5 / most_calls:g}"
+                             f" ({most_calls} calls would charge a parsed workflow more than a wrong answer earns)")
+    return dict(zip(levels, rates))
 
 
 def apply_torch_threads(config: ConductorTrainingConfig) -> None:

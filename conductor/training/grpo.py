@@ -18,7 +18,7 @@ from conductor.models.prompt_format import PromptFormat, write_prompt_format
 from conductor.data.schema import Problem
 from conductor.training.callbacks import (BudgetCallback, HeldOutEval, RewardStatsCheckpoint, StepLog, StopAtStep,
                                          send_logs_to, world_total)
-from conductor.training.config import ConductorTrainingConfig, apply_torch_threads, lora_config
+from conductor.training.config import ConductorTrainingConfig, apply_torch_threads, effort_rates, lora_config
 from conductor.training.dataset import PoolSampling, build_rows, to_dataset, training_pool
 from conductor.training.policy import TransformersPolicy
 from conductor.training.reward import TraceSink, WorkflowReward
@@ -109,7 +109,8 @@ class StepTimer:
 
 
 def sampling_of(config: ConductorTrainingConfig) -> PoolSampling:
-    return PoolSampling(config.randomized_pools, config.pool_k_min, config.pool_k_max, config.recursion_fraction)
+    return PoolSampling(config.randomized_pools, config.pool_k_min, config.pool_k_max, config.recursion_fraction,
+                        efforts=tuple(effort_rates(config)))
 
 
 def with_second_rounds(dataset: Any, rows: Sequence[Any], pool: Any, config: ConductorTrainingConfig, tokenizer: Any,
@@ -173,7 +174,7 @@ def train_grpo(
     reward = WorkflowReward(
         pool, execution=execution, examples=config.few_shot_examples, cost_weight=config.cost_weight,
         recursion_discount=config.recursion_discount, concurrency=config.reward_concurrency, sink=sink,
-        run_id=run_id, seed=config.seed,
+        run_id=run_id, seed=config.seed, effort_rates=effort_rates(config),
     )
     budget = BudgetCallback(reward, config.max_usd)
     chunk_end = StopAtStep(config.stop_at_step)

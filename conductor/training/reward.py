@@ -1,6 +1,7 @@
 """The async TRL reward function: run every completion of the batch as a workflow over its
 row's offered pool, concurrently, verify it, and return 0 (unparseable) / 0.5 (parsed, wrong)
-/ 1 (right), optionally minus `cost_weight * usd`.
+/ 1 (right), optionally minus `cost_weight * usd`, and minus `rate * worker calls` on a row that
+states an effort level (the level's rate, conductor/training/config.py `effort_rates`).
 
 Recursion rows get a forced second round written by the current policy after it sees the
 first round's workflow and responses; the first round's reward becomes (1 - d)·r0 + d·r1 and
@@ -13,13 +14,14 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from conductor.config import ExecutionConfig
 from conductor.executor import Round, RunOptions
 from conductor.data.schema import Problem
+from conductor.effort import Effort
 from conductor.prompts import PriorStep, conductor_messages, recursion_messages
 from conductor.reward import DEFAULT_RECURSION_DISCOUNT, blend, reward_of
 from conductor.shapes import shape_shares
@@ -62,6 +64,17 @@ class Scored:
     reward: float
 
 
+def worker_calls(rounds: Sequence[Trace]) -> int:
+    """Worker calls of a rollout's rounds (and their recursion rounds), the Conductor's own left out."""
+    return sum(len(r.all_calls()) - (r.conductor_call is not None) for r in rounds)
+
+
+def effort_charge(scored: Scored, rate: float) -> float:
+    """What a rollout pays for its calls at its effort level's rate. An unparsed one made no call:
+    its reward stays 0, below every parsed workflow's (the rates are bounded for that)."""
+    return rate * worker_calls([t for t in (scored.trace, scored.second) if t is not None])
+
+
 class WorkflowReward:
     """Callable by TRL's GRPOTrainer (`reward_funcs=[WorkflowReward(...)]`)."""
 
@@ -81,6 +94,7 @@ class WorkflowReward:
         sink: TraceSink | None = None,
         run_id: str | None = None,
         seed: int = 0,
+        effort_rates: Mapping[Effort, float] | None = None,
     ) -> None:
         self.pool = pool
         self.execution = execution or ExecutionConfig(max_steps=max_steps)
@@ -91,10 +105,15 @@ class WorkflowReward:
         self.sink, self.run_id, self.seed = sink, run_id, seed
         self.stats = RewardStats()
         self._batches = 0
+        # charge per worker call at each effort level a row may state (a level not here: 0)
+        self.effort_rates = dict(effort_rates or {})
 
-    async def score_one(self, text: str, problem: Problem, pool_ids: Sequence[str], recursion: bool, rng: random.Random) -> Scored:
+    async def score_one(self, text: str, problem: Problem, pool_ids: Sequence[str], recursion: bool, rng: random.Random,
+                        effort: Effort | None = None) -> Scored:
         offered = self.pool.offer(list(pool_ids))
-        messages = conductor_messages(problem.task_text, offered.specs, examples=self.examples, max_steps=self.max_steps)
+        # the row's prompt, as the trace records it (with the row's effort line)
+        messages = conductor_messages(problem.task_text, offered.specs, examples=self.examples, max_steps=self.max_steps,
+                                      effort=effort)
         planner = PolicyPlanner(self.policy) if self.policy is not None else None
         options = RunOptions(config=self.execution, run_id=self.run_id, rng=rng)
         trace = await rollout(text, problem, offered, options, messages=messages, planner=planner)
@@ -144,6 +163,7 @@ class WorkflowReward:
         pool_ids: list[list[str]],
         recursion: list[bool] | None = None,
         prior: list[str] | None = None,
+        effort: list[str | None] | None = None,
         log_extra: Callable[[str, list], None] | None = None,
         log_metric: Callable[[str, float], None] | None = None,
         trainer_state: Any = None,
@@ -168,18 +188,20 @@ class WorkflowReward:
                     return await self.score_second_round(
                         completion_text(completions[i]), problems[problem[i]], pool_ids[i], prior[i], rng)
                 return await self.score_one(
-                    completion_text(completions[i]), problems[problem[i]], pool_ids[i], bool(recursion[i]), rng
-                )
+                    completion_text(completions[i]), problems[problem[i]], pool_ids[i], bool(recursion[i]), rng,
+                    levels[i])
 
+        levels = [Effort(e) if e else None for e in (effort or [None] * len(completions))]
         scored = await asyncio.gather(*(one(i) for i in range(len(completions))))
         self._account(scored, step, log_extra, log_metric)
-        return [s.reward for s in scored]
+        return [s.reward - (effort_charge(s, self.effort_rates.get(level, 0.0)) if level else 0.0)
+                for s, level in zip(scored, levels)]
 
     def _account(self, scored: list[Scored], step: int, log_extra: Any, log_metric: Any) -> None:
         traces = [s.trace for s in scored]
         rounds = [[t for t in (s.trace, s.second) if t is not None] for s in scored]
         parse = [t.parse_status for t in traces]
-        calls = [sum(len(r.all_calls()) - (r.conductor_call is not None) for r in rs) for rs in rounds]
+        calls = [worker_calls(rs) for rs in rounds]
         usd = [sum(r.usage.cost_usd or 0.0 for r in rs) for rs in rounds]
         correct = [bool(t.verdict and t.verdict.correct) for t in traces]
         n = len(scored) or 1
