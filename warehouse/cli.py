@@ -12,7 +12,7 @@ import duckdb
 import pyarrow as pa
 import typer
 
-from conductor.cli.common import UserError, console, err_console, fail, user_errors
+from conductor.cli.common import UserError, add_user_errors, console, err_console, fail, user_errors
 from conductor.config import Settings
 from warehouse import migrations
 from warehouse.sql import quote
@@ -185,6 +185,8 @@ def ingest(
     watch: Optional[float] = typer.Option(None, "--watch", help="Keep ingesting every N seconds."),
 ) -> None:
     """The single writer: ingest staged trace batches (each in one transaction), then delete them."""
+    if watch is None and not staging.is_dir():
+        raise fail(f"no staging directory {staging}")
     with user_errors(duckdb.Error, migrations.SchemaError):
         with TraceStore(_path(db)) as store:
             while True:
@@ -199,5 +201,6 @@ def ingest(
 
 def register(app: typer.Typer) -> None:
     """Add this layer's commands to the `conductor` CLI."""
+    add_user_errors(duckdb.Error, migrations.SchemaError)  # a bad query, a warehouse too new
     app.command("sql")(sql_command)
     app.add_typer(wh_app, name="warehouse")
