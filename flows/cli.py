@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import typer
 
-from conductor.cli.common import console
+from conductor.cli.common import add_user_errors, console
 from conductor.config import Settings
 from conductor.planners import DEFAULT_SHAPE, SHAPES
 from conductor.profiles import get_profile
@@ -156,7 +156,7 @@ def nightly(
     """The nightly pipeline (`make run`): curate, train, evaluate challenger vs champion, costs, the
     promotion gate, a summary. Runs as the Prefect flow `conductor-nightly`."""
     _ensure_prefect_home()
-    from conductor.cli.common import parse_settings, user_errors
+    from conductor.cli.common import parse_settings, training_fields, user_errors
     from conductor.config import SimulatedPoolRefused, load_settings
     from conductor.evaluation.methods import MethodSpecError, check_specs
     from conductor.workers.pool import PoolError
@@ -176,7 +176,7 @@ def nightly(
             gate={"margin": margin, "confidence": confidence, "cost_bound": cost_bound, "method": gate_method},
             seed=settings.seed if seed is None else seed, run_key=run_key, max_usd=max_usd,
             accelerate_config=accelerate_config, allow_simulated=allow_simulated, db_path=str(db) if db else None,
-            training_overrides=parse_settings(settings_))
+            training_overrides=parse_settings(settings_, training_fields()))
         night = config.resolve(settings)
         check_specs(night.baselines, night.pool_file)
         if not get_profile(profile).simulated_pool:
@@ -208,7 +208,7 @@ def _check_keys(pool_file: Path) -> None:
     missing = missing_keys(pool_file)
     if missing:
         raise ValueError(f"pool {pool_file}: no API key in {', '.join(missing)}; set them (or"
-                         f" `conductor pool check --pool {pool_file}`) before a production night")
+                         f" `conductor pool check {pool_file}` checks each worker) before a production night")
 
 
 def print_nightly(summary) -> None:  # noqa: ANN001 - flows.nightly.NightlySummary
@@ -258,5 +258,7 @@ def print_nightly(summary) -> None:  # noqa: ANN001 - flows.nightly.NightlySumma
 
 def register(app: typer.Typer) -> None:
     """Add this layer's commands to the `conductor` CLI."""
+    # A Prefect server that would not start, a deployment or UI that failed: their messages say why.
+    add_user_errors("flows.prefect_server.PrefectServerError", "flows.deploy.DeployError", "flows.ui.UIError")
     app.command("run")(run)
     app.command("nightly")(nightly)

@@ -112,6 +112,11 @@ def ask(
             raise ValueError(f"--domain must be one of {', '.join(DOMAINS)}")
         if shape is not None and shape not in SHAPES:
             raise ValueError(f"--shape must be one of {', '.join(SHAPES)}")
+        if conductor is not None:  # an unknown model is refused before any pool is chosen or noted
+            from conductor.models.resolve import resolve_conductor
+            from conductor.planners import ModelPlanner
+
+            planner = ModelPlanner.from_directory(resolve_conductor(conductor))
         pool_path = pool_file or settings.pool_file
         bank = known_problems(pool_path)
         known = next((p for p in bank if question.strip() in (p.question.strip(), p.task_text.strip())), None)
@@ -134,11 +139,6 @@ def ask(
             workflow = result
         elif conductor is None:
             workflow = default_workflow(pool, EFFORT_SHAPES[level] if level is not None else shape)  # type: ignore[arg-type]
-        if conductor is not None:
-            from conductor.models.resolve import resolve_conductor
-            from conductor.planners import ModelPlanner
-
-            planner = ModelPlanner.from_directory(resolve_conductor(conductor))
 
     async def run() -> Trace:
         async with pool:

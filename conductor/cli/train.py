@@ -53,9 +53,9 @@ def train(
         config = profile_config(profile, chunk["output_dir"], **{**chunk["overrides"], "stop_at_step": chunk["until_step"]})
     else:
         out = output_dir or settings.home / "training" / profile
-        from conductor.cli.common import parse_settings
+        from conductor.cli.common import parse_settings, training_fields
 
-        overrides: dict = {"seed": seed, "train_seed": seed, **parse_settings(settings_)}
+        overrides: dict = {"seed": seed, "train_seed": seed, **parse_settings(settings_, training_fields())}
         for key, value in (("model_name_or_path", model), ("pool_file", str(pool_file) if pool_file else None),
                            ("max_steps", max_steps), ("max_usd", max_usd)):
             if value is not None:
