@@ -53,8 +53,10 @@ def problems_task(config: ConductorTrainingConfig) -> tuple[list[Problem], list[
 def warm_start_task(profile: str, output_dir: str, overrides: dict[str, Any], train: list[Problem]) -> str:
     """The model GRPO starts from (an earlier warm start in the run dir is reused on retry)."""
     logger = get_run_logger()
-    return str(ensure_model(config_for(profile, output_dir, overrides), train,
-                            on_log=lambda figures: logger.log(_level(figures), "sft %s", _figures(figures))))
+    model = ensure_model(config_for(profile, output_dir, overrides), train,
+                         on_log=lambda figures: logger.log(_level(figures), "sft %s", _figures(figures)))
+    logger.info("GRPO starts from %s", model)
+    return str(model)
 
 
 def _level(logs: dict[str, Any]) -> int:
