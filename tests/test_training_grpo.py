@@ -239,17 +239,17 @@ def test_recursion_rows_get_a_second_round_from_the_policy(tmp_path, warm) -> No
 
 def test_second_round_rows_put_the_second_rounds_text_in_the_loss(tmp_path, warm) -> None:
     """With every row a second round: its prompt shows a first round the starting model wrote and
-    ran, its completions are what the trainer samples and updates on, and each is run after that
-    first round (depth 1, no forced further round)."""
+    ran, its completions are the trainer's samples, and each is run after that first round (depth
+    1, no forced further round). (Whether a step moves the weights depends on the groups' rewards
+    differing: the fixture's groups of 4 at temperature 0.5 often do not.)"""
     model_dir, train, _ = warm
     sunk = []
     cfg = local_profile(tmp_path / "run", model_name_or_path=str(model_dir), max_steps=1, second_round_fraction=1.0,
                         **SMALL)
     result = train_grpo(cfg, train, sink=lambda t, step: sunk.append(t))
-    assert len(sunk) == 8 and all(t.depth == 1 for t in sunk)
+    assert len(sunk) == 8 and all(t.depth == 1 and t.parent_trace_id is None for t in sunk)
     assert all("# Earlier workflow\nStep 0: Model " in t.conductor_prompt[-1].content for t in sunk)
-    before, after = _weights(model_dir), _weights(result.model_dir)
-    assert any(not torch.equal(before[k], after[k]) for k in before)
+    assert result.steps == 1 and result.rollouts == 8
 
 
 def test_a_kl_reference_model_builds_for_the_conductor_model(tmp_path, warm) -> None:
