@@ -12,9 +12,6 @@ import typer
 
 from conductor.cli.common import console
 
-DEFAULT_PREFECT_FILE = Path("deployments/prefect.yaml")
-
-
 def deploy(
     prefect_file: Path = typer.Option(None, "--file", help="The deployments file (default: the repository's"
                                       " deployments/prefect.yaml)."),

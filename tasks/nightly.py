@@ -5,7 +5,6 @@ the artifacts of the summary."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -136,7 +135,3 @@ def publish(artifacts: Artifacts) -> None:
                                  description=title)
     for name, url in artifacts.images.items():
         create_image_artifact(image_url=url, key=f"nightly-{name.replace('_', '-')}", description=title)
-
-
-def params_json(value: Any) -> str:
-    return json.dumps(value, default=str, sort_keys=True)
