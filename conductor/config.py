@@ -81,12 +81,22 @@ class Settings(BaseSettings):
         description="An `accelerate launch` config file: the nightly then trains each GRPO chunk as"
         " `accelerate launch --config_file FILE conductor train --resume ...` (the gpu work pool sets"
         " CONDUCTOR_ACCELERATE_CONFIG); unset: in this process.")
+    warehouse_staging: Path | None = Field(
+        default=None,
+        description="Where traces are staged as Parquet batches for the one warehouse writer to ingest: set"
+        " (CONDUCTOR_WAREHOUSE_STAGING) where several processes write traces at once; unset, flows write"
+        " directly and training stages under $CONDUCTOR_HOME/staging.")
     seed: int = Field(default=0, description="Seed of every random choice of a run (retries' jitter, sampling).")
     execution: ExecutionConfig = Field(default_factory=ExecutionConfig)
 
     @property
     def warehouse_path(self) -> Path:
         return self.home / "warehouse.duckdb"
+
+    @property
+    def staging_dir(self) -> Path:
+        """Where staged trace batches go: `warehouse_staging`, else $CONDUCTOR_HOME/staging."""
+        return self.warehouse_staging or self.home / "staging"
 
     @property
     def mlflow_uri(self) -> str:

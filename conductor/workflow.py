@@ -26,6 +26,8 @@ from typing import Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
+from conductor.answers import strip_think
+
 ALL: Literal["all"] = "all"
 PREV: Literal["prev"] = "prev"  # every step of the earlier round (recursion rounds only)
 Access = Union[Literal["all"], tuple[Union[int, Literal["prev"]], ...]]
@@ -143,7 +145,6 @@ _LABEL_RE = re.compile(
     + r")[\"'`*]*\s*(?:=|:)\s*[`*]*\s*",
     re.IGNORECASE,
 )
-_THINK_RE = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 _THINK_TAG = re.compile(r"</?think>", re.IGNORECASE)
 _FENCE_RE = re.compile(r"^[ \t]*```[A-Za-z0-9_+-]*[ \t]*$", re.MULTILINE)
 _SMART = str.maketrans({"\u201c": '"', "\u201d": '"', "\u2018": "'", "\u2019": "'"})
@@ -151,11 +152,7 @@ _MAX_NESTING = 8
 
 
 def _clean(text: str) -> str:
-    text = _THINK_RE.sub("", text)
-    # An unclosed <think> that ends before the lists: keep only what follows its end tag.
-    if "</think>" in text.lower():
-        text = text[text.lower().rfind("</think>") + len("</think>") :]
-    return _FENCE_RE.sub("", text)
+    return _FENCE_RE.sub("", strip_think(text))
 
 
 def _balanced_end(text: str, start: int) -> int | None:

@@ -43,7 +43,7 @@ def run(
     Runs as the Prefect flow `conductor-run` (a temporary local Prefect server when PREFECT_API_URL
     is unset); the summary also lands in the Prefect UI as the `run-summary` artifact.
     """
-    _ensure_prefect_home()
+    ensure_prefect_home()
     from conductor.cli.common import user_errors
     from conductor.config import load_settings
     from conductor.methods import Method
@@ -106,7 +106,7 @@ def ctrl_c_stops_solving() -> Iterator[Cancellation]:
         signal.signal(signal.SIGINT, previous)
 
 
-def _ensure_prefect_home() -> None:
+def ensure_prefect_home() -> None:
     """Ready the temporary Prefect server: its SQLite database cannot create its own folder, so
     a fresh PREFECT_HOME (ours lives under CONDUCTOR_HOME) must exist before it starts."""
     home = os.environ.get("PREFECT_HOME")
@@ -155,7 +155,7 @@ def nightly(
 ) -> None:
     """The nightly pipeline (`make run`): curate, train, evaluate challenger vs champion, costs, the
     promotion gate, a summary. Runs as the Prefect flow `conductor-nightly`."""
-    _ensure_prefect_home()
+    ensure_prefect_home()
     from conductor.cli.common import parse_settings, training_fields, user_errors
     from conductor.config import SimulatedPoolRefused, load_settings
     from conductor.evaluation.methods import MethodSpecError, check_specs

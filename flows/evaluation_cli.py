@@ -60,9 +60,9 @@ def eval_(
     from conductor.evaluation.methods import MethodSpecError, check_specs
     from conductor.models.resolve import resolve_conductor  # models:/ through registry/'s resolver
     from conductor.workers.pool import PoolError, read_pool_file
-    from flows.cli import _ensure_prefect_home, ctrl_c_stops_solving
+    from flows.cli import ensure_prefect_home, ctrl_c_stops_solving
 
-    _ensure_prefect_home()  # before Prefect is imported: it reads its startup timeout once
+    ensure_prefect_home()  # before Prefect is imported: it reads its startup timeout once
     from flows.evaluation import evaluation_flow
     with user_errors(MethodSpecError, PoolError, ValidationError, FileNotFoundError, ValueError):
         limits = {}

@@ -6,13 +6,18 @@ With an accelerate config, each chunk runs as `accelerate launch ... conductor t
 from __future__ import annotations
 
 import uuid
+from contextlib import nullcontext
 from typing import Any
 
 from prefect import flow
 from pydantic import BaseModel, Field
 
+from conductor.training.config import ConductorTrainingConfig
+from conductor.workers.pool import read_pool_file
 from tasks.launch import ChunkPlan
+from tasks.records import run_writer
 from tasks.training import Registered, config_for, grpo_chunk_task, problems_task, register_task, warm_start_task
+from warehouse.lifecycle import RunLifecycle, run_here
 
 
 class TrainingRequest(BaseModel):
@@ -30,9 +35,23 @@ class TrainingRequest(BaseModel):
 @flow(name="conductor-training", log_prints=True)
 def training_flow(request: TrainingRequest) -> Registered:
     overrides = dict(request.overrides)
-    # One warehouse run for all chunks (its rollouts, its curve), finished when registered.
-    run_id = f"train-{uuid.uuid4().hex[:12]}" if request.warehouse else None
     config = config_for(request.profile, request.output_dir, overrides)
+    # One warehouse run for all chunks (its rollouts, its curve): `running` from here, before the
+    # warm start, then finished when registered, failed when anything raises.
+    run_id = f"train-{uuid.uuid4().hex[:12]}" if request.warehouse else None
+    row = run_here(run_id, "train", method="conductor-grpo", simulated=read_pool_file(config.pool_file).simulated,
+                   params={"profile": request.profile, "output_dir": request.output_dir,
+                           "max_steps": config.max_steps, "seed": config.seed}) if run_id else None
+    with RunLifecycle(row, run_writer()) if row else nullcontext() as life:
+        registered = _train(request, config, overrides, run_id)
+        if life is not None:
+            life.update(mlflow_run_id=registered.run_id)
+    print(f"MLflow run {registered.run_id}: {registered.model_uri} (version {registered.version})")
+    return registered
+
+
+def _train(request: TrainingRequest, config: ConductorTrainingConfig, overrides: dict[str, Any], run_id: str | None) -> Registered:
+    """Warm start, the chunks, the registration."""
     # Each chunk saves at its end, whatever the profile's save_steps.
     chunk_steps = request.chunk_steps
     overrides["save_steps"] = min(config.save_steps, chunk_steps) if config.save_steps else chunk_steps
@@ -48,9 +67,7 @@ def training_flow(request: TrainingRequest) -> Registered:
         print(chunk_line(chunk, config.max_steps))
         if chunk["stop_reason"] not in ("chunk_end", "max_steps"):  # budget or early stopping: the run is over
             break
-    registered = register_task(config.to_dict(), chunks, run_id=run_id)
-    print(f"MLflow run {registered.run_id}: {registered.model_uri} (version {registered.version})")
-    return registered
+    return register_task(config.to_dict(), chunks)
 
 
 def chunk_line(chunk: dict[str, Any], max_steps: int) -> str:

@@ -10,7 +10,6 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -24,7 +23,7 @@ from starlette.routing import Route
 from server.endpoints import CHAT, RESPONSES, Endpoint
 from server.guards import KeyRing
 from server.progress import Event
-from server.recording import write_run
+from server.recording import run_lifecycle
 from server.schemas import ApiError
 from server.service import Job, Service
 from server.timing import RequestMetrics
@@ -67,15 +66,19 @@ def create_app(service: Service, keys: KeyRing | None) -> Starlette:
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         service.stager.start()
-        await asyncio.to_thread(write_run, config.warehouse_path, service.run)
+        life = run_lifecycle(config.warehouse_path, service.run)
+        await asyncio.to_thread(life.__enter__)
+        error: BaseException | None = None
         try:
             yield
+        except BaseException as exc:
+            error = exc
+            raise
         finally:
             await service.drain()
             await service.pool.aclose()
             await catalog.aclose()
-            service.run.status, service.run.finished_at = "finished", datetime.now(UTC)
-            await asyncio.to_thread(write_run, config.warehouse_path, service.run)
+            await asyncio.to_thread(life.end_with, error)
 
     async def _api_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, ApiError)

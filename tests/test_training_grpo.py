@@ -26,7 +26,7 @@ from conductor.training.sft_data import TASK_LINES
 from conductor.training.strategies import all_phrases, stated_plan
 from conductor.training.warm import warm_started_tiny
 from registry.runs import TrainingRun
-from tasks.training import WarehouseSink
+from tasks.training_sink import WarehouseSink
 from conductor.workflow import ParseError, parse
 from warehouse.store import TraceStore
 
@@ -127,20 +127,20 @@ def test_grpo_steps_change_weights_and_log_to_mlflow(tmp_path, warm, monkeypatch
     assert "eval_accuracy" in run.data.metrics
     version = client.get_model_version_by_alias("conductor", "challenger")
     assert version.run_id == outcome.tracking_run_id
-    # Every rollout is in the warehouse, under a `train` run carrying the MLflow run id, and the
-    # run's curve (one row per step) is in v_training_curves.
+    # Every rollout is in the warehouse, under the sink's `train` run carrying the MLflow run id,
+    # and the run's curve (one row per step) is in v_training_curves.
     with TraceStore(tmp_path / "wh.duckdb", read_only=True) as store:
-        run_row = store.query("SELECT kind, status, mlflow_run_id, simulated FROM runs").to_pylist()
-        assert run_row == [{"kind": "train", "status": "finished", "mlflow_run_id": outcome.tracking_run_id,
-                            "simulated": True}]
-        n = store.query("SELECT count(*) AS n FROM traces WHERE run_id = ?", [outcome.tracking_run_id]).to_pylist()
+        run_row = store.query("SELECT run_id, kind, status, mlflow_run_id, simulated FROM runs").to_pylist()
+        assert run_row == [{"run_id": warehouse.run_id, "kind": "train", "status": "finished",
+                            "mlflow_run_id": outcome.tracking_run_id, "simulated": True}]
+        n = store.query("SELECT count(*) AS n FROM traces WHERE run_id = ?", [warehouse.run_id]).to_pylist()
         assert n == [{"n": 16}]
         curve = store.query("SELECT step, reward, parse_rate FROM v_training_curves WHERE run_id = ? ORDER BY step",
-                            [outcome.tracking_run_id]).to_pylist()
+                            [warehouse.run_id]).to_pylist()
         assert [r["step"] for r in curve] == [0, 1] and all(0 <= r["parse_rate"] <= 1 for r in curve)
         # Its strategies: each step's 8 first-round rollouts, by domain and shape (v_training_shapes).
         shapes = store.query("SELECT step, domain, sum(rollouts) AS n, sum(share) AS total FROM v_training_shapes"
-                             " WHERE run_id = ? GROUP BY step, domain", [outcome.tracking_run_id]).to_pylist()
+                             " WHERE run_id = ? GROUP BY step, domain", [warehouse.run_id]).to_pylist()
         assert {r["step"]: 0 for r in shapes} == {0: 0, 1: 0} and all(r["total"] == pytest.approx(1) for r in shapes)
         assert [sum(r["n"] for r in shapes if r["step"] == s) for s in (0, 1)] == [8, 8]
     # The reward's shape shares reached MLflow through TRL's log_metric, and drew the strategies plot.

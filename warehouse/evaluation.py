@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from warehouse.sql import transaction
 from warehouse.store import TraceStore
 
 
@@ -35,7 +34,7 @@ def fill_costs(store: TraceStore, run_id: str) -> int:
     """(Re)compute the `costs` rows of a run or evaluation from its calls; returns the row count.
     Idempotent: the run's computed rows are replaced, never added to."""
     ids = _ids(store, run_id)
-    with store._lock, transaction(store.con) as con:
+    with store.writing() as con:
         con.execute("DELETE FROM costs WHERE basis = 'computed' AND list_contains(?, run_id)", [ids])
         con.execute(
             """INSERT INTO costs BY NAME

@@ -157,12 +157,12 @@ def _run(config, *, resume: bool, track: bool, warehouse: bool, compare: int, re
     try:
         outcome = run_training(config, resume=resume, on_step=on_step, tracker=tracker, sink=sink,
                                on_log=on_log if interactive else None)
-    except BaseException:
+    except BaseException as exc:
         if sink is not None:
-            sink.close("failed")
+            sink.close(exc)  # its row failed (cancelled on Ctrl-C), with the error
         raise
     if sink is not None:
-        sink.close("finished")
+        sink.close()
     for bar in bars.values():
         bar.close()
     r = outcome.result
