@@ -298,6 +298,7 @@ def test_every_table_and_view_the_docs_name_has_rows_after_a_night(night) -> Non
             " GROUP BY ALL", [night["first"].evaluated.evaluation_id]).to_pylist()
     assert sorted(documented - present) == []  # docs name nothing the schema lacks
     assert sorted(present - documented) == []  # and the schema has nothing the docs leave out
-    assert [name for name, n in counts.items() if n == 0] == []
+    # v_outages has rows only when a worker was down (a healthy night has none): tests/test_outage_drill.py
+    assert [name for name, n in counts.items() if n == 0 and name != "v_outages"] == []
     assert len(dataset) == 1 and dataset[0]["split"] == "eval"
     assert dataset[0]["n_problems"] == dataset[0]["members"] == HELDOUT
