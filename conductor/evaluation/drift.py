@@ -99,7 +99,7 @@ def shift(worker_id: str, metric: Metric, before: Sequence[float], after: Sequen
     stat = {"mean": np.mean, "median": np.median}[statistic]
     worse = WORSE[metric]
     beyond = high < 0 if worse < 0 else low > 0  # the whole interval on the worse side of 0
-    moved = beyond and worse * change >= config.min_change.get(metric, 0.0)
+    moved = beyond and abs(change) >= config.min_change.get(metric, 0.0)
     return Shift(worker_id, metric, float(stat(before)), float(stat(after)), low, high, len(before),
                  len(after), config.confidence, moved)
 
