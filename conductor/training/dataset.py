@@ -37,6 +37,10 @@ class PoolSampling:
     k_min: int = 2
     k_max: int | None = None
     recursion_fraction: float = 0.0
+    # randomized pools only: the share of rows offered one bad worker (a pool-file worker with a
+    # `behaviour` other than honest, docs/simulated.md) at a random position; otherwise bad workers
+    # are never offered. Off by default; a pool without bad workers draws exactly as before.
+    bad_worker_fraction: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -65,9 +69,13 @@ def build_rows(
     """One row per problem; the same seed gives the same pools and recursion rows."""
     rng = random.Random(seed)
     workers = [s.id for s in pool.specs if s.provider != CONDUCTOR_PROVIDER]
+    bad = [s.id for s in pool.specs if s.id in workers and s.options.get("behaviour", "honest") != "honest"]
+    honest = [w for w in workers if w not in bad] if sampling.randomized else workers
     rows = []
     for problem in problems:
-        ids = offered_ids(workers, rng, sampling)
+        ids = offered_ids(honest, rng, sampling)
+        if sampling.randomized and bad and sampling.bad_worker_fraction and rng.random() < sampling.bad_worker_fraction:
+            ids.insert(rng.randint(0, len(ids)), rng.choice(bad))  # under its own plausible name and description
         recursion = rng.random() < sampling.recursion_fraction
         if recursion:
             ids.append(CONDUCTOR_ID)
