@@ -54,7 +54,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks.report import write_section  # noqa: E402
 from conductor.data.synthetic import generate_bank  # noqa: E402
 from conductor.evaluation.methods import method_from_spec  # noqa: E402
-from conductor.executor import RunOptions  # noqa: E402
 from conductor.solve import solve_many  # noqa: E402
 from conductor.types import Task  # noqa: E402
 from conductor.workers.registry import BuildContext  # noqa: E402
@@ -111,7 +110,7 @@ async def library_run(spec: str, pool_file: Path, problems: list, latency_scale:
     async with method.open_pool(BuildContext(problems=problems, latency_scale=latency_scale)) as pool:
         t0, c0 = time.perf_counter(), time.process_time()
         traces = await solve_many([Task.of(p) for p in problems], pool, method.planner,
-                                  RunOptions(config=method.execution))
+                                  method.run_options())
         return time.perf_counter() - t0, time.process_time() - c0, traces
 
 

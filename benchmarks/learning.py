@@ -42,6 +42,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# The CLI's quiet switches (Makefile, `conductor train`): no library progress bars ("Tokenizing
+# train dataset", weight loading, MLflow transfers) and no trainer log dicts (`drop`), so the
+# benchmark's own lines and tables are what it prints. Unset them to see the bars.
+for _switch in ("HF_HUB_DISABLE_PROGRESS_BARS", "HF_DATASETS_DISABLE_PROGRESS_BARS"):
+    os.environ.setdefault(_switch, "1")
+os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
 
 from benchmarks.report import write_section  # noqa: E402
 from conductor.config import REPO_ROOT  # noqa: E402
@@ -50,6 +56,7 @@ from conductor.shapes import shape_of  # noqa: E402
 from conductor.training.compare import (ORACLE_STRATEGIES, Baselines, baselines, evaluate_model_dir,  # noqa: E402
                                         oracle_strategy, score)
 from conductor.training.config import local_profile  # noqa: E402
+from conductor.cli.train import quiet_library_bars  # noqa: E402
 from conductor.training.dataset import PoolSampling, build_rows  # noqa: E402
 from conductor.training.evaluate import EvalResult  # noqa: E402
 from conductor.training.pipeline import run_training, training_split  # noqa: E402
@@ -65,6 +72,10 @@ POOLS = {"local": REPO_ROOT / "deployments" / "pools" / "local.yaml",
 # against +8.0 and +4.5 on local), and with 200 steps 2 of 3 seeds settled on a check-and-refine
 # (0.662 / 0.670 / 0.697, best single 0.633); with 400, 0.676 / 0.694 / 0.703 (docs/training.md).
 POOL_STEPS: dict[str, int | None] = {"local": None, "paper-sim": 400}
+
+
+def drop(figures: dict) -> None:
+    """Where a trainer's per-step log dict goes in a benchmark: nowhere (its tables are the output)."""
 
 
 def cpu_s() -> float:
@@ -187,7 +198,7 @@ def sft_dir_for(out: Path, pool_file: Path, *, randomized: bool = False, seed: i
         return sft, c["cpu_min"], c["wall_min"]
     c0, w0 = cpu_s(), time.perf_counter()
     train, _ = training_split(cfg)
-    warm_started_tiny(cfg, train)
+    warm_started_tiny(cfg, train, on_log=drop)
     c = {"cpu_min": (cpu_s() - c0) / 60, "wall_min": (time.perf_counter() - w0) / 60}
     cost.write_text(json.dumps(c))
     return sft, c["cpu_min"], c["wall_min"]
@@ -197,7 +208,7 @@ def grpo_seed(out: Path, pool_file: Path, sft: Path, seed: int, steps: int, *, r
     cfg = local_profile(out, model_name_or_path=str(sft), max_steps=steps, seed=seed, train_seed=seed,
                         pool_file=str(pool_file), randomized_pools=randomized)
     c0, w0 = cpu_s(), time.perf_counter()
-    outcome = run_training(cfg)
+    outcome = run_training(cfg, on_log=drop)
     return outcome.result, (cpu_s() - c0) / 60, (time.perf_counter() - w0) / 60
 
 
@@ -268,6 +279,7 @@ def report(pool_name: str, store: Store) -> str:
 
 
 def main() -> None:
+    quiet_library_bars()
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--pool", action="append", choices=sorted(POOLS), help="Simulated pool(s) (default: both).")
     ap.add_argument("--baselines", action="store_true", help="Measure the baselines (no training).")

@@ -1,37 +1,52 @@
 """Recursion as test-time scaling, on the SIMULATED local pool (numbers describe the simulation,
 never a real model): each model answers the bank's held-out problems greedily in one round, then
-writes a second round after reading its first round's steps and outputs (the paper's recursive
-topology: `conductor.prompts.recursion_messages`, run by the same `WorkflowReward.second_round`
-training uses). Printed per model: accuracy and worker calls per question after round 1 and after
-round 2 (an empty second workflow keeps the first answer), and how often round 2 changed a right
-answer to wrong and a wrong one to right.
+writes a second round after reading its first round compactly (`conductor.prompts.recursion_messages`:
+each step's worker, role and final answer, and how far they agree), run by the same
+`WorkflowReward.second_round` training uses; the second round's steps read the first round's full
+responses through `"prev"`. Printed per model: accuracy and worker calls per question after round 1
+and after round 2 (an empty second workflow keeps the first answer), how often round 2 changed a
+right answer to wrong and a wrong one to right, and what round 2 did per domain (stop / check /
+add attempts / replace).
 
     python benchmarks/recursion.py MODEL_DIR [MODEL_DIR ...] [--test-n 509] [--write docs/benchmarks.md]
+    python benchmarks/recursion.py --train OUT --seed 1     # warm start + GRPO with second rounds, then measure
+    python benchmarks/recursion.py --fixed                  # the environment's fixed one- and two-round rows
 
-Train a model with recursion rows with `conductor train --set recursion_fraction=0.5` (the second
-round's reward is blended into the first round's; its text is not trained on).
+`--train` runs the local profile from scratch with `sft_recursion_copies=1` (second rounds in the
+warm start, after its own first rounds run over the pool) and `second_round_fraction=0.5` (half the
+GRPO rows are second rounds, trained on with the final answer's reward). `--fixed` runs each domain's
+oracle worker with the phrasing library's best wording (by the simulator's own instruction
+quality: a ceiling, not a policy): 4 attempts + aggregator; 4 more + an aggregator reading both
+rounds where the first 4 disagree; and always.
 """
 from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
 import os
 import random
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from benchmarks.report import write_section  # noqa: E402
-from conductor.models.constrained import load_causal_lm  # noqa: E402
-from conductor.models.tiny import load_tokenizer  # noqa: E402
+from conductor.executor import Round, RunOptions  # noqa: E402
+from conductor.prompts import agreement  # noqa: E402
 from conductor.training.config import local_profile  # noqa: E402
 from conductor.training.dataset import PoolSampling, build_rows, row_messages, training_pool  # noqa: E402
-from conductor.training.evaluate import generate_workflows  # noqa: E402
-from conductor.training.policy import TransformersPolicy  # noqa: E402
 from conductor.training.problems import bank_splits, take_per_domain  # noqa: E402
 from conductor.training.reward import WorkflowReward  # noqa: E402
+from conductor.training.rollout import prior_steps, rollout  # noqa: E402
+from conductor.training.second_round import second_round_action  # noqa: E402
+from conductor.training.strategies import PLAN_BY_NAME, phrases  # noqa: E402
+from conductor.workflow import Workflow, render  # noqa: E402
+
+DOMAINS = ("math", "choice", "freeform", "code")
+ACTIONS = ("stop", "check", "add attempts", "replace", "unparsed")
 
 
 def right(trace) -> bool:  # noqa: ANN001
@@ -43,50 +58,198 @@ async def two_rounds(reward: WorkflowReward, texts: list[str], rows) -> list:  #
     return [await reward.score_one(t, r.problem, list(r.pool_ids), True, rng) for t, r in zip(texts, rows)]
 
 
-def measure(model_dir: Path, rows, pool) -> dict[str, float]:  # noqa: ANN001
+def kept(second) -> bool:  # noqa: ANN001
+    return second is None or (second.workflow is not None and second.workflow.is_empty)
+
+
+def summary(rows, firsts: list[bool], afters: list[bool], calls1: list[int], calls2: list[int],  # noqa: ANN001
+            actions: list[str] | None = None) -> dict:
+    n = len(rows)
+    out = {"n": n, "acc1": sum(firsts) / n, "acc2": sum(afters) / n, "calls1": sum(calls1) / n,
+           "calls2": sum(calls2) / n, "r2w": sum(a and not b for a, b in zip(firsts, afters)) / n,
+           "w2r": sum(b and not a for a, b in zip(firsts, afters)) / n}
+    if actions is not None:
+        per: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
+        for r, a in zip(rows, actions):
+            per[r.problem.domain][a] += 1
+        out["actions"] = per
+    return out
+
+
+def measure(model_dir: Path, rows, pool) -> dict:  # noqa: ANN001
+    from conductor.models.constrained import load_causal_lm
+    from conductor.models.tiny import load_tokenizer
+    from conductor.training.evaluate import generate_workflows
+    from conductor.training.policy import TransformersPolicy
+
     model, tok = load_causal_lm(model_dir), load_tokenizer(model_dir)
     prompts = [[m.model_dump() for m in row_messages(r, pool, examples=False)] for r in rows]
     texts = generate_workflows(model, tok, prompts, max_new_tokens=128)
     policy = TransformersPolicy(model, tok, max_new_tokens=128, temperature=0.0)  # greedy, as round 1
     reward = WorkflowReward(pool, examples=False, policy=policy, concurrency=1)
     scored = asyncio.run(two_rounds(reward, texts, rows))
-    n = len(rows)
-    first = [right(s.trace) for s in scored]
+    firsts = [right(s.trace) for s in scored]
     # The answer after round 2: the second round's, unless it wrote nothing (the first stands) or
     # there was none (the first workflow did not parse or ran no step).
-    def after(s) -> bool:  # noqa: ANN001
-        if s.second is None or (s.second.workflow is not None and s.second.workflow.is_empty):
-            return right(s.trace)
-        return right(s.second)
-    second = [after(s) for s in scored]
-    calls1 = sum(len(s.trace.all_calls()) for s in scored)
-    calls2 = calls1 + sum(len(s.second.all_calls()) for s in scored if s.second is not None)
-    return {"n": n, "acc1": sum(first) / n, "acc2": sum(second) / n, "calls1": calls1 / n, "calls2": calls2 / n,
-            "r2w": sum(a and not b for a, b in zip(first, second)) / n,
-            "w2r": sum(b and not a for a, b in zip(first, second)) / n,
-            "parsed2": sum(s.second is not None and s.second.workflow is not None for s in scored) / n}
+    afters = [right(s.trace) if kept(s.second) else right(s.second) for s in scored]
+    calls1 = [len(s.trace.all_calls()) for s in scored]
+    calls2 = [c + (len(s.second.all_calls()) if s.second is not None else 0) for c, s in zip(calls1, scored)]
+    actions = [second_round_action(s.second.workflow) if s.second is not None else "unparsed" for s in scored]
+    return summary(rows, firsts, afters, calls1, calls2, actions)
+
+
+# ---- the environment's fixed rows: each domain's oracle worker (local.yaml: 0 generalist, 1 coder,
+# 2 mathematician) with the phrasing library's best wording by the simulator's instruction quality
+
+ORACLE = {"math": 2, "choice": 0, "freeform": 2, "code": 1}
+
+
+def best_wordings(problems) -> dict[tuple[str, str], str]:  # noqa: ANN001
+    from conductor.workers.simulated.instructions import instruction_quality
+
+    best = {}
+    for d in DOMAINS:
+        ps = [p for p in problems if p.domain == d][:40]
+        for role in ("solve", "combine"):
+            best[(d, role)] = max(phrases(d, role), key=lambda s: sum(instruction_quality(p, s) for p in ps))
+    return best
+
+
+def fixed_rows(rows, pool) -> list[tuple[str, dict]]:  # noqa: ANN001
+    best = best_wordings([r.problem for r in rows])
+    attempts_4, more_4 = PLAN_BY_NAME["attempts_4"], PLAN_BY_NAME["more_4"]
+
+    def workflow(plan, d: str) -> Workflow:  # noqa: ANN001
+        return Workflow(model_id=(ORACLE[d],) * plan.steps,
+                        subtasks=tuple(best[(d, "combine" if role == "combine" else "solve")] for role in plan.roles),
+                        access_list=plan.access)
+
+    async def one(i: int, r):  # noqa: ANN001, ANN202
+        d, offered = r.problem.domain, r.offered(pool)
+        options = RunOptions().seeded(i)
+        first = await rollout(render(workflow(attempts_4, d)), r.problem, offered, options,
+                              messages=row_messages(r, pool, examples=False))
+        prior = prior_steps(first)
+        second = await rollout(render(workflow(more_4, d)), r.problem, offered, options, messages=[],
+                               within=Round(depth=1, prior=tuple(prior)))
+        return first, second, agreement(prior[:4]) < 4
+
+    async def everything():  # noqa: ANN202
+        return [await one(i, r) for i, r in enumerate(rows)]
+
+    runs = asyncio.run(everything())
+    firsts = [right(f) for f, _, _ in runs]
+    c1 = [f.calls for f, _, _ in runs]
+    both = [right(s) for _, s, _ in runs]
+    c2 = [f.calls + s.calls for f, s, _ in runs]
+    gated = [right(s) if dis else right(f) for f, s, dis in runs]
+    cg = [f.calls + (s.calls if dis else 0) for f, s, dis in runs]
+    return [("4 attempts + aggregator", summary(rows, firsts, firsts, c1, c1)),
+            ("where the 4 disagree: 4 more + an aggregator reading both rounds", summary(rows, firsts, gated, c1, cg)),
+            ("always: 4 more + an aggregator reading both rounds", summary(rows, firsts, both, c1, c2))]
+
+
+def parse_rates(model_dir: Path, rows, pool, *, n: int = 96, samples: int = 4) -> list[str]:  # noqa: ANN001
+    """Sampled at temperature 1 (as GRPO samples): the share of first rounds that parse as first
+    rounds, and per first-round plan (run over the pool, shown in the recursion prompt) the share
+    of second rounds that parse as second rounds, with what the second rounds write."""
+    from conductor.models.constrained import load_causal_lm
+    from conductor.models.tiny import load_tokenizer
+    from conductor.training.second_round import run_first_rounds, sample_workflows, second_round_messages
+    from conductor.training.sft_data import completion_text
+    from conductor.training.strategies import PLANS, draw_workflow, stated_plan
+    from conductor.workflow import ParseError, parse
+
+    model, tok = load_causal_lm(model_dir), load_tokenizer(model_dir)
+    rows = rows[:n]
+    prompts = [[m.model_dump() for m in row_messages(r, pool, examples=False)] for r in rows for _ in range(samples)]
+    texts = sample_workflows(model, tok, prompts, max_new_tokens=128)
+    ok = sum(not isinstance(parse(t, len(pool.specs) - 1), ParseError) for t in texts)
+    out = [f"| {model_dir} | first round | {ok / len(texts):.3f} ({len(texts)}) | "
+           f"{dict(collections.Counter(getattr(stated_plan(t), 'name', '?') for t in texts).most_common(4))} |"]
+    rng = random.Random(0)
+    for plan in PLANS:
+        firsts = [completion_text(r.problem, draw_workflow(plan, r.problem.domain, [0, 1, 2, 3], rng), plan) for r in rows]
+        traces = asyncio.run(run_first_rounds(firsts, rows, pool, examples=False))
+        prompts = [[m.model_dump() for m in second_round_messages(r.problem, r.offered(pool), prior_steps(t))]
+                   for r, t in zip(rows, traces) for _ in range(samples)]
+        texts = sample_workflows(model, tok, prompts, max_new_tokens=128)
+        ok = sum(not isinstance(parse(t, len(pool.specs) - 1, allow_empty=True, earlier_round=True), ParseError)
+                 for t in texts)
+        written = collections.Counter(getattr(stated_plan(t), "name", "?") for t in texts)
+        out.append(f"| {model_dir} | second round after {plan.name} | {ok / len(texts):.3f} ({len(texts)}) | "
+                   f"{dict(written.most_common(5))} |")
+        print(out[-1], flush=True)
+    return out
+
+
+def train_seed(out: Path, seed: int) -> Path:
+    """The local profile from scratch (its own warm start) with second rounds in the warm start and
+    in GRPO; returns the trained model's directory."""
+    from conductor.training.pipeline import run_training
+
+    cfg = local_profile(out, seed=seed, train_seed=seed, sft_recursion_copies=1, second_round_fraction=0.5)
+    t0, c0 = time.perf_counter(), time.process_time()
+    outcome = run_training(cfg)
+    print(f"trained seed {seed}: {outcome.result.model_dir} ({(time.perf_counter() - t0) / 60:.1f} wall-min, "
+          f"{(time.process_time() - c0) / 60:.1f} CPU-min of this process)", flush=True)
+    return outcome.result.model_dir
+
+
+def actions_text(per) -> str:  # noqa: ANN001
+    parts = []
+    for d in DOMAINS:
+        c = per.get(d)
+        if c:
+            n = sum(c.values())
+            parts.append(f"{d}: " + ", ".join(f"{a} {c[a] / n:.2f}" for a in ACTIONS if c[a]))
+        else:
+            parts.append(f"{d}: -")
+    return "; ".join(parts)
+
+
+def line(label: str, m: dict) -> str:
+    acts = actions_text(m["actions"]) if "actions" in m else "(fixed)"
+    return (f"| {label} | {m['acc1']:.3f} / {m['calls1']:.2f} | {m['acc2']:.3f} / {m['calls2']:.2f} | "
+            f"{m['r2w']:.3f} | {m['w2r']:.3f} | {acts} |")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("models", nargs="+", type=Path, help="model directories (label: the directory's path)")
+    ap.add_argument("models", nargs="*", type=Path, help="model directories (label: the directory's path)")
+    ap.add_argument("--train", type=Path, default=None, help="train a model from scratch here first (see above)")
+    ap.add_argument("--seed", type=int, default=1, help="with --train: the seed")
+    ap.add_argument("--fixed", action="store_true", help="also the environment's fixed one- and two-round rows")
+    ap.add_argument("--parse", action="store_true",
+                    help="only the parse rates at temperature 1 (first rounds, and second rounds after each plan)")
     ap.add_argument("--test-n", type=int, default=None, help="held-out problems (default: the whole split, 509)")
     ap.add_argument("--write", type=Path, default=None, help="write the table into this markdown file's section")
+    ap.add_argument("--note", default="", help="a sentence for the table's footnote (what the models are)")
     ns = ap.parse_args()
+    models = list(ns.models)
+    if ns.train is not None:
+        models.append(train_seed(ns.train, ns.seed))
     test = bank_splits().test
     if ns.test_n:
         test = take_per_domain(test, ns.test_n, seed=0)
     pool = training_pool(local_profile("/tmp/unused").pool_file, test, latency_scale=0.0)
     rows = build_rows(test, pool, PoolSampling(), seed=0)
-    lines = ["| model (simulated local pool) | round 1: accuracy / calls | after round 2: accuracy / calls "
-             "| right -> wrong | wrong -> right | round 2 parsed |", "|---|---|---|---|---|---|"]
-    for md in ns.models:
-        m = measure(md, rows, pool)
-        line = (f"| {md} | {m['acc1']:.3f} / {m['calls1']:.2f} | {m['acc2']:.3f} / {m['calls2']:.2f} | "
-                f"{m['r2w']:.3f} | {m['w2r']:.3f} | {m['parsed2']:.2f} |")
-        print(line, flush=True)
-        lines.append(line)
-    body = "\n".join(lines) + f"\n\n{len(rows)} held-out bank problems, greedy, SIMULATED local pool."
+    if ns.parse:
+        print("| model | prompt | parses (samples) | plans written |\n|---|---|---|---|")
+        for md in models:
+            print("\n".join(parse_rates(md, rows, pool)))
+        return
+    lines = ["| model or fixed workflow (simulated local pool) | round 1: accuracy / calls "
+             "| after round 2: accuracy / calls | right -> wrong | wrong -> right | round 2 does, per domain |",
+             "|---|---|---|---|---|---|"]
+    for md in models:
+        lines.append(line(str(md), measure(md, rows, pool)))
+        print(lines[-1], flush=True)
+    if ns.fixed:
+        for label, m in fixed_rows(rows, pool):
+            lines.append(line(f"fixed, oracle workers: {label}", m))
+            print(lines[-1], flush=True)
+    body = "\n".join(lines) + f"\n\n{len(rows)} held-out bank problems, greedy, SIMULATED local pool. {ns.note}".rstrip()
     print(body)
     if ns.write:
         write_section(ns.write, "recursion", "Recursion as test-time scaling (benchmarks/recursion.py, simulated)",

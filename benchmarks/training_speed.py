@@ -36,12 +36,19 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# The CLI's quiet switches (Makefile, `conductor train`): no library progress bars ("Tokenizing
+# train dataset", weight loading, MLflow transfers) and no trainer log dicts (`drop`), so the
+# benchmark's own lines and tables are what it prints. Unset them to see the bars.
+for _switch in ("HF_HUB_DISABLE_PROGRESS_BARS", "HF_DATASETS_DISABLE_PROGRESS_BARS"):
+    os.environ.setdefault(_switch, "1")
+os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
 
 import yaml  # noqa: E402
 
 from benchmarks.report import write_section  # noqa: E402
 from conductor.config import DEFAULT_POOL_FILE  # noqa: E402
 from conductor.training.config import local_profile  # noqa: E402
+from conductor.cli.train import quiet_library_bars  # noqa: E402
 from conductor.training.grpo import train_grpo  # noqa: E402
 from conductor.training.pipeline import training_split  # noqa: E402
 from conductor.training.problems import bank_splits, take_per_domain  # noqa: E402
@@ -50,6 +57,10 @@ from conductor.training.dataset import training_pool  # noqa: E402
 from conductor.training.sft_data import completion_text, draw_example  # noqa: E402
 
 LATENCY_MS = 200.0
+
+
+def drop(figures: dict) -> None:
+    """Where a trainer's per-step log dict goes in a benchmark: nowhere (its tables are the output)."""
 
 
 def fixed_latency_pool_file(tmp: Path, concurrency: int | None = None) -> Path:
@@ -298,6 +309,7 @@ def arithmetic_line(a: dict[str, float], rate: float, split: dict[str, float], t
 
 
 def main() -> None:
+    quiet_library_bars()
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", type=Path, default=None, help="Warm-started model dir (default: warm-start one here).")
     ap.add_argument("--steps", type=int, default=5, help="GRPO steps timed for the step's time split.")
@@ -323,11 +335,11 @@ def main() -> None:
         if ns.model is None:
             from conductor.training.warm import warm_started_tiny
 
-            warm_started_tiny(cfg, train)
+            warm_started_tiny(cfg, train, on_log=drop)
         else:
             cfg.model_name_or_path = str(ns.model)
         t0 = time.perf_counter()
-        result = train_grpo(cfg, train)
+        result = train_grpo(cfg, train, on_log=drop)
         s = result.time_split
         lines.append(
             f"GRPO step of the local profile ({cfg.per_device_train_batch_size} completions, tiny model, "

@@ -13,9 +13,12 @@ _THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 
 
 def strip_think(text: str) -> str:
+    """The visible text: every <think>...</think> block removed, in any case. A reasoning block
+    whose opening tag was cut off leaves a lone </think>: the visible text is what follows it.
+    The one rule for answers (verify/) and workflows (workflow.py)."""
     text = _THINK.sub("", text)
-    # an unclosed <think> means the visible answer is whatever follows the last </think>
-    return text.rsplit("</think>", 1)[-1]
+    end = text.lower().rfind("</think>")
+    return text[end + len("</think>"):] if end >= 0 else text
 
 
 def last_boxed(text: str) -> str | None:

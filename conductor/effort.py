@@ -8,7 +8,10 @@ the level's rate), and exposed wherever a user meets the Conductor (`conductor a
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import StrEnum
+
+from conductor.types import Message
 
 
 class Effort(StrEnum):
@@ -25,6 +28,69 @@ EFFORT_LINES: dict[Effort, str] = {
 }
 
 
+# What each level charges per worker call in the GRPO reward (conductor/training/reward.py: a
+# parsed rollout earns r - rate x its worker calls, r being 0.5 wrong / 1 right). In expectation
+# r = 0.5 + 0.5 x accuracy, so one more call pays at rate c only if it buys 2c of accuracy:
+# at low (0.04) 8 points a call, which no ensemble here buys (one attempt 0.709 -> 4 attempts and
+# an aggregator 0.807 is 2.5 points a call; issue 32's table): one call; at medium (0.01) 2 points
+# a call, which that ensemble just buys and a check must match; at high (0) any gain. Every rate
+# stays under 0.5 / (the most calls a rollout makes): a parsed workflow always earns more than
+# an unparsed one (0), whatever it spends (conductor/training/config.py `effort_rates` checks).
+DEFAULT_CALL_RATES: dict[Effort, float] = {Effort.LOW: 0.04, Effort.MEDIUM: 0.01, Effort.HIGH: 0.0}
+
+
 def effort_line(effort: Effort | None) -> str | None:
     """The prompt's effort sentence, or None when no level was asked for (the prompt is unchanged)."""
     return None if effort is None else EFFORT_LINES[Effort(effort)]
+
+
+def stated_effort(messages: Sequence[Message]) -> Effort | None:
+    """The level a Conductor prompt states (the effort line of its last user message), or None
+    when it states none: what a planner that obeys the knob without a model (the template
+    stand-in) reads, and what a served reply reports."""
+    user = next((m.content for m in reversed(messages) if m.role == "user"), "")
+    return next((level for level, line in EFFORT_LINES.items() if line in user), None)
+
+
+# The openai client's `reasoning_effort` words (openai.types.shared.ReasoningEffort; the
+# Responses API's `reasoning.effort` takes the same), each served at a level or refused (None).
+# Rule: a word that names an end of the client's scale ("minimal": the least the model does,
+# "max": the most) is served at our end of it; a word that asks for something outside our levels
+# is refused rather than quietly served as another level: "none" asks for no work at all, but a
+# Conductor always plans and calls at least one worker; "xhigh" asks for more than high, and
+# high is the most we have.
+CLIENT_EFFORTS: dict[str, Effort | None] = {
+    "none": None,
+    "minimal": Effort.LOW,
+    "low": Effort.LOW,
+    "medium": Effort.MEDIUM,
+    "high": Effort.HIGH,
+    "xhigh": None,
+    "max": Effort.HIGH,
+}
+SERVED_CLIENT_EFFORTS: tuple[str, ...] = tuple(word for word, level in CLIENT_EFFORTS.items() if level is not None)
+
+
+class UnservedEffort(ValueError):
+    """A client's effort word that is not served (its message names the ones that are)."""
+
+
+def client_effort(word: str | None) -> Effort | None:
+    """The level a client's `reasoning_effort` word is served at; None when the client sent none
+    (nothing is stated in the prompt). Raises UnservedEffort for a word refused or unknown."""
+    if word is None:
+        return None
+    level = CLIENT_EFFORTS.get(word)
+    if level is None:
+        served = ", ".join(f"{w!r}" + (f" (served as {CLIENT_EFFORTS[w]})" if CLIENT_EFFORTS[w] != w else "")
+                           for w in SERVED_CLIENT_EFFORTS)
+        raise UnservedEffort(f"unsupported value: reasoning effort {word!r} is not served; supported values are {served}")
+    return level
+
+
+def parse_effort(text: str) -> Effort:
+    """A level named by a user (a CLI option, a method spec); ValueError naming the levels."""
+    try:
+        return Effort(text.strip().lower())
+    except ValueError:
+        raise ValueError(f"effort must be one of {', '.join(Effort)}, not {text!r}") from None

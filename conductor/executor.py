@@ -3,7 +3,8 @@
 Steps form a DAG through their access lists; each starts as soon as the steps it reads are
 done (the paper runs them one by one: the answers are the same, the wait is the critical path).
 A step whose worker is the Conductor itself re-plans through the planner (recursion), up to a
-depth limit. Budgets: steps, output tokens per call, dollars per question.
+depth limit; the steps of that next round may read the earlier round's steps (`"prev"` in an
+access list) and get their full responses. Budgets: steps, output tokens per call, dollars per question.
 """
 
 from __future__ import annotations
@@ -11,20 +12,22 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from conductor.config import ExecutionConfig
 from conductor.planners import Planner
 from conductor.progress import notify, watching
 from conductor.run_options import RunOptions
-from conductor.prompts import PriorStep, conductor_messages, recursion_messages, step_message
+from conductor.prompts import EARLIER_ROUND_MARK, PriorStep, conductor_messages, recursion_messages, step_message
 from conductor.trace import CallRecord, StepRecord, Trace, total_usage
 from conductor.types import Message, Task, Usage, WorkerSpec
 from conductor.workers.base import Completion
-from conductor.workers.calling import CallFailed, CallPolicy, call_worker
+from conductor.workers.breaker import BreakerPolicy
+from conductor.workers.calling import CallFailed, CallPolicy, WorkerDown, call_worker
 from conductor.workers.pool import Pool
 from conductor.workers.pricing import prices_for
-from conductor.workflow import ParseError, Workflow, parse
+from conductor.workflow import ParseError, Step, Workflow, parse
 
 
 @dataclass
@@ -96,9 +99,13 @@ class _Run:
         options: RunOptions,
         budget: Budget,
         trace: Trace,
+        earlier: Sequence[PriorStep] = (),
     ) -> None:
         self.workflow, self.task, self.pool, self.planner = workflow, task, pool, planner
         self.budget, self.trace = budget, trace
+        # The earlier round's steps, as a step reading "prev" sees them: marked as the earlier
+        # round's, since their step numbers are that round's.
+        self.earlier = [replace(p, subtask=f"{EARLIER_ROUND_MARK} {p.subtask}") for p in earlier]
         self.rng = options.rng or random.Random()
         # recursion rounds draw from the same Random as this one
         self.options = replace(options, rng=self.rng)
@@ -111,7 +118,12 @@ class _Run:
             max_retries=config.max_retries,
             backoff_base_s=config.backoff_base_s,
             backoff_max_s=config.backoff_max_s,
+            breaker=BreakerPolicy(failures=config.breaker_failures, cooldown_s=config.breaker_cooldown_s),
         )
+
+    def _context(self, step: Step) -> list[PriorStep]:
+        """What a step reads: the earlier round's steps (with `"prev"`), then this round's."""
+        return (self.earlier if step.reads_prior else []) + self._prior(step.reads)
 
     def _prior(self, reads: tuple[int, ...]) -> list[PriorStep]:
         prior = []
@@ -121,7 +133,9 @@ class _Run:
             response = rec.output if rec.status == "ok" and rec.output is not None else (
                 f"[step {j} produced no response: {rec.error or rec.status}]"
             )
-            prior.append(PriorStep(index=j, worker=rec.worker_id, subtask=rec.subtask, response=response))
+            step = self.workflow.steps[j]
+            prior.append(PriorStep(index=j, worker=rec.worker_id, subtask=rec.subtask, response=response,
+                                   reads=step.reads, reads_prior=step.reads_prior))
         return prior
 
     async def run_step(self, index: int, deps: list[asyncio.Task[StepRecord]]) -> StepRecord:
@@ -145,9 +159,9 @@ class _Run:
         else:
             try:
                 if self.pool.is_conductor(step.worker):
-                    await self._recurse(record, step.reads)
+                    await self._recurse(record, self._context(step))
                 else:
-                    await self._call(record, step.reads, worker_id)
+                    await self._call(record, self._context(step), worker_id)
             except Exception as exc:  # noqa: BLE001 - a bug in one adapter or planner fails its step, not the run
                 record.status, record.error = "error", f"unexpected {_failure(exc)}"
                 if record.call is not None and record.call.output is None:
@@ -166,11 +180,38 @@ class _Run:
             self.stopped = f"step {index} {record.status}: {record.error}"
         return record
 
-    async def _call(self, record: StepRecord, reads: tuple[int, ...], worker_id: str) -> None:
-        messages = step_message(self.task.question, self._prior(reads), record.subtask)
+    async def _call(self, record: StepRecord, context: list[PriorStep], worker_id: str) -> None:
+        """Ask the step's worker; when it is down or fails past its retries (an outage), its
+        fallback answers instead (`Pool.fallbacks`), once. Both calls are in the trace."""
+        messages = step_message(self.task.question, context, record.subtask)
+        failure = await self._ask(record, worker_id, messages, fallback=False)
+        if failure is None or not failure.outage:
+            return
+        fallback = self._fallback_for(worker_id)
+        if fallback is not None:
+            record.fallback_reason = str(failure)
+            await self._ask(record, fallback, messages, fallback=True)
+
+    def _fallback_for(self, worker_id: str) -> str | None:
+        """The first of the worker's fallbacks that is not down and that the budget allows."""
+        if not self.budget.allows_call():
+            return None
+        for candidate in self.pool.fallbacks(worker_id):
+            spec = self.pool.specs[self.pool.index_of(candidate)]
+            if self.budget.refuses(spec) is None and self.pool.breaker(candidate).state(self.policy.breaker) != "open":
+                return candidate
+        return None
+
+    async def _ask(self, record: StepRecord, worker_id: str, messages: list[Message], *,
+                   fallback: bool) -> CallFailed | None:
+        """One call of the step (its worker's, or its fallback's); the step's outcome is this
+        call's. Returns the failure, if it failed."""
         spec = self.pool.specs[self.pool.index_of(worker_id)]
         call = _record_call("worker", spec, messages, time.perf_counter() - self.t0)
-        record.call = call
+        if fallback:
+            record.fallback_call = call
+        else:
+            record.call = call
         try:
             completion = await call_worker(
                 self.pool.worker(worker_id),
@@ -180,31 +221,42 @@ class _Run:
                 temperature=spec.temperature,
                 slot=self.pool.slot(worker_id),
                 rng=self.rng,
+                breaker=self.pool.breaker(worker_id),
             )
+        except WorkerDown as exc:  # not called: no call to record
+            if fallback:
+                record.fallback_call = None
+            else:
+                record.call = None
+            record.status, record.error = "error", str(exc)
+            return exc
         except CallFailed as exc:
             # A refused or failed request is not billed by the providers we call; a timed-out one
             # may be, which no API reports, so it is counted at 0 like the rest.
             call.usage = Usage(cost_usd=0.0, retries=exc.retries, latency_s=exc.latency_s)
             call.error = str(exc)
             record.status, record.error = "error", str(exc)
-            return
+            return exc
         _fill(call, completion)
         self.budget.charge(completion.usage.cost_usd, worker_id)
-        record.output = completion.text
+        record.status, record.error = "ok", None
+        record.output, record.answered_by = completion.text, worker_id
+        return None
 
-    async def _recurse(self, record: StepRecord, reads: tuple[int, ...]) -> None:
+    async def _recurse(self, record: StepRecord, prior: list[PriorStep]) -> None:
+        """Re-plan after reading `prior` (the steps this Conductor step reads): the next round's
+        workflow may keep the last answer (empty lists) or run steps that read `prior` ("prev")."""
         depth = self.trace.depth
         if self.planner is None or depth >= self.config.max_recursion_depth:
             record.status = "error"
             record.error = f"recursion depth limit ({self.config.max_recursion_depth}) reached"
             return
-        prior = self._prior(reads)
         messages = recursion_messages(
             self.task.question, self.pool.specs, prior, max_steps=self.config.max_steps
         )
         child = await plan_and_run(
             self.task, self.pool, self.planner, self.options, messages=messages,
-            within=Round(self.budget, depth + 1, self.trace.trace_id),
+            within=Round(self.budget, depth + 1, self.trace.trace_id, tuple(prior)),
         )
         record.child = child
         if child.parse_status != "ok":
@@ -230,10 +282,12 @@ async def execute(
     planner: Planner | None = None,
     budget: Budget | None = None,
     trace: Trace | None = None,
+    earlier: Sequence[PriorStep] = (),
 ) -> Trace:
     """Run every step of `workflow` (indices into `pool` as offered) and return the Trace.
     `planner` answers recursion steps (none: a recursion step fails); `budget` and `trace` are
-    the round's, when `run_plan` has them.
+    the round's, when `run_plan` has them; `earlier` the earlier round's steps, which a step
+    reading `"prev"` sees.
 
     Never raises for a failed or crashing call: it is recorded on its step, and with
     `on_step_failure="stop"` later steps are skipped and `stop_reason` says why.
@@ -248,7 +302,11 @@ async def execute(
         trace.parse_status, trace.stop_reason = "too_many_steps", f"{len(workflow)} steps > {config.max_steps}"
         total_usage(trace, 0.0)
         return trace
-    run = _Run(workflow, task, pool, planner, options, budget, trace)
+    if workflow.reads_prior and not earlier:
+        trace.parse_status, trace.stop_reason = "invalid_access", "a step reads \"prev\", but there is no earlier round"
+        total_usage(trace, 0.0)
+        return trace
+    run = _Run(workflow, task, pool, planner, options, budget, trace, earlier)
     tasks: list[asyncio.Task[StepRecord]] = []
     for step in workflow.steps:
         deps = [tasks[j] for j in step.reads] if config.parallel else tasks[-1:]
@@ -278,20 +336,21 @@ def _new_trace(task: Task, pool: Pool, **fields: object) -> Trace:
 @dataclass
 class Round:
     """Where a planning round sits in its question: the budget every round shares, its depth,
-    the round that asked for it. A question's first round is `Round()`; a recursion step makes
-    the next one (which may keep the last answer with three empty lists)."""
+    the round that asked for it, and the earlier round's steps it was shown (`prior`, which its
+    steps read with `"prev"`). A question's first round is `Round()`; a recursion step makes the
+    next one (which may keep the last answer with three empty lists)."""
 
     budget: Budget | None = None
     depth: int = 0
     parent_trace_id: str | None = None
+    prior: tuple[PriorStep, ...] = ()
 
     @property
     def allow_empty(self) -> bool:
         return self.depth > 0
 
     def funded(self, config: ExecutionConfig) -> Round:
-        return self if self.budget is not None else Round(Budget(config.max_usd_per_question), self.depth,
-                                                          self.parent_trace_id)
+        return self if self.budget is not None else replace(self, budget=Budget(config.max_usd_per_question))
 
 
 async def run_plan(
@@ -317,7 +376,8 @@ async def run_plan(
     trace = _new_trace(task, pool, conductor_prompt=messages or [], conductor_output=text,
                        conductor_call=conductor_call, depth=within.depth, parent_trace_id=within.parent_trace_id,
                        run_id=options.run_id)
-    result = parse(text, pool.ids, max_steps=config.max_steps, allow_empty=within.allow_empty)
+    result = parse(text, pool.ids, max_steps=config.max_steps, allow_empty=within.allow_empty,
+                   earlier_round=bool(within.prior))
     if watching():
         notify(_workflow_event(result, trace, pool))
     if isinstance(result, ParseError):
@@ -325,7 +385,8 @@ async def run_plan(
     elif result.is_empty:
         trace.workflow = result
     else:
-        trace = await execute(result, task, pool, options, planner=planner, budget=within.budget, trace=trace)
+        trace = await execute(result, task, pool, options, planner=planner, budget=within.budget, trace=trace,
+                              earlier=within.prior)
     total_usage(trace, time.perf_counter() - t0)
     return trace
 

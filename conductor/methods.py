@@ -13,7 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from conductor.config import ExecutionConfig
+from conductor.effort import Effort
 from conductor.planners import Planner
+from conductor.run_options import RunOptions
 from conductor.workers.pool import Pool, PoolFile, read_pool_file
 from conductor.workers.registry import BuildContext
 
@@ -32,6 +34,9 @@ class Method:
     # Which repeat of an evaluation this is: repeat r > 0 gives each simulated worker fresh draws
     # (`PoolFile.reseeded`), the problems' shared difficulty staying; real workers vary on their own.
     repeat: int = 0
+    # the effort level stated in the Conductor's prompt of every question (None: none stated); it
+    # is in the name, so each level is its own row of an evaluation
+    effort: Effort | None = None
     name: str = field(init=False)
     pool: PoolFile = field(init=False)  # the offered workers, read once
 
@@ -44,12 +49,17 @@ class Method:
         if pool.simulated and "simulated" not in label:
             label += "-simulated"
         object.__setattr__(self, "pool", pool)
-        object.__setattr__(self, "name", f"{self.planner.name}@{label}")
+        at = "" if self.effort is None else f"+effort-{Effort(self.effort)}"
+        object.__setattr__(self, "name", f"{self.planner.name}{at}@{label}")
 
     @property
     def simulated(self) -> bool:
         """Whether the offered pool is simulated (an environment, not a benchmark)."""
         return self.pool.simulated
+
+    def run_options(self, run_id: str | None = None) -> RunOptions:
+        """How each question of this Method is run (its execution settings and effort)."""
+        return RunOptions(config=self.execution, run_id=run_id, effort=self.effort)
 
     def open_pool(self, context: BuildContext | None = None) -> Pool:
         """Build the workers (use as `async with method.open_pool(ctx) as pool`)."""

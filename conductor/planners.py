@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Literal, Protocol, get_args, runtime_checkable
 
+from conductor.effort import Effort, stated_effort
 from conductor.types import Message, Prices, Usage, WorkerSpec
 from conductor.workers.base import Completion, Worker
 from conductor.workers.calling import CallPolicy, call_worker
@@ -25,6 +26,10 @@ from conductor.workflow import ALL, Access, Workflow, render
 Shape = Literal["single", "chain", "verify", "fanout"]
 SHAPES: tuple[Shape, ...] = get_args(Shape)  # the one list of template shapes (CLI choices, checks)
 DEFAULT_SHAPE: Shape = "fanout"  # three attempts and an aggregator: the stand-in Conductor's default
+# The shape the stand-in writes at each effort level its prompt states (conductor/effort.py): one
+# call, a solve and a check (2), three attempts and an aggregator (4), so that calls rise with the
+# level. A prompt that states no level gets the planner's own shape.
+EFFORT_SHAPES: dict[Effort, Shape] = {Effort.LOW: "single", Effort.MEDIUM: "verify", Effort.HIGH: "fanout"}
 
 
 @runtime_checkable
@@ -102,20 +107,26 @@ def worker_indices(offered: Sequence[WorkerSpec]) -> list[int]:
 
 
 class TemplatePlanner:
-    """Writes one workflow shape over the offered workers (skipping the Conductor itself)."""
+    """Writes one workflow shape over the offered workers (skipping the Conductor itself); a
+    prompt that states an effort level gets that level's shape instead (`EFFORT_SHAPES`)."""
 
     def __init__(self, shape: Shape = DEFAULT_SHAPE) -> None:
         if shape not in SHAPES:
             raise ValueError(f"unknown shape {shape!r}; one of {', '.join(SHAPES)}")
         self.shape = shape
         self.name = f"template-{shape}"
-        self._texts: dict[tuple[int, ...], str] = {}
+        self._texts: dict[tuple[Shape, tuple[int, ...]], str] = {}
+
+    def shape_for(self, messages: list[Message]) -> Shape:
+        """The effort level the prompt's user message states picks the shape; none: our own."""
+        effort = stated_effort(messages)
+        return self.shape if effort is None else EFFORT_SHAPES[effort]
 
     async def plan(self, messages: list[Message], offered: Sequence[WorkerSpec]) -> Completion:
-        workers = tuple(worker_indices(offered))
-        text = self._texts.get(workers)
-        if text is None:  # the text depends only on which positions may be called: render once
-            text = self._texts[workers] = "Plan:\n" + render(template_workflow(self.shape, list(workers)))
+        key = (self.shape_for(messages), tuple(worker_indices(offered)))
+        text = self._texts.get(key)
+        if text is None:  # the text depends only on the shape and which positions may be called: render once
+            text = self._texts[key] = "Plan:\n" + render(template_workflow(key[0], list(key[1])))
         return _free(text, self.name)
 
 

@@ -12,6 +12,7 @@ import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from conductor.answers import final_answer
 from conductor.effort import Effort, effort_line
 from conductor.types import Message, WorkerSpec
 from conductor.workflow import DEFAULT_MAX_STEPS, Workflow, render
@@ -137,20 +138,92 @@ def conductor_messages(
 
 @dataclass(frozen=True)
 class PriorStep:
-    """A step of an earlier round, as the recursion prompt shows it."""
+    """A step of an earlier round (or an earlier step of this one), as a prompt shows it: `reads`
+    are the steps it read in its own round (None: not known), `reads_prior` whether it read the
+    round before that."""
 
     index: int
     worker: str
     subtask: str
     response: str
+    reads: tuple[int, ...] | None = None
+    reads_prior: bool = False
 
+
+# How a step that reads the earlier round ("prev") sees that round's steps: their numbers are
+# that round's, so each instruction says whose they are.
+EARLIER_ROUND_MARK = "(earlier round)"
 
 RECURSION_INSTRUCTION = """\
-You are seeing your own earlier workflow and what the workers answered. Decide:
+You are seeing your own earlier workflow: each step's worker, role and final answer, and how far
+the answers agree. Decide:
 - If the last answer is right and complete, keep it: write three empty lists
   (model_id = [], subtasks = [], access_list = []).
-- Otherwise write a new workflow in the same format. Its steps see the task; to show a worker the
-  earlier work, say so in its instruction (the earlier responses are quoted below)."""
+- Otherwise write a new workflow in the same format. A step whose access list holds "prev"
+  (["prev"], or ["prev", 0, 1] with this workflow's steps 0 and 1) also sees every step of the
+  earlier workflow with its full response."""
+
+_FENCE = "```"
+
+
+def short_answer(response: str) -> str:
+    """A step's final answer in a few words: the last code block as "a program of N lines" plus
+    its first line, else what `conductor.answers.final_answer` finds (cut at 60 characters)."""
+    if response.count(_FENCE) >= 2:
+        code = response.rsplit(_FENCE, 2)[-2].split("\n", 1)[-1].strip()
+        lines = [ln for ln in code.splitlines() if ln.strip()]
+        return f"a program of {len(lines)} lines"
+    value, _ = final_answer(response)
+    if value is None:
+        return "no answer"
+    return value if len(value) <= 60 else value[:57] + "..."
+
+
+def _agreement_key(response: str) -> str:
+    """What two answers must share to agree: a program's code, or the final answer's text."""
+    if response.count(_FENCE) >= 2:
+        return " ".join(response.rsplit(_FENCE, 2)[-2].split())
+    value, _ = final_answer(response)
+    return " ".join((value or "").lower().split())
+
+
+def step_role(p: PriorStep) -> str:
+    """What a step did, from what it read: an attempt (nothing), a check (one step) or a
+    comparison (several)."""
+    if p.reads is None:
+        return "step"
+    if p.reads_prior:
+        return "comparison" if p.reads else "check of the round before"
+    return "attempt" if not p.reads else "check" if len(p.reads) == 1 else "comparison"
+
+
+def agreement(prior: Sequence[PriorStep]) -> int:
+    """How many of the steps give the last one's answer (0 when the last gave none)."""
+    keys = [_agreement_key(p.response) for p in prior]
+    if not keys or not keys[-1]:
+        return 0
+    return sum(k == keys[-1] for k in keys)
+
+
+def agreement_line(prior: Sequence[PriorStep]) -> str:
+    """How far the steps agree with the last one's answer, in numbers and in one word."""
+    keys = [_agreement_key(p.response) for p in prior]
+    if not keys or not keys[-1]:
+        return "Agreement: the final step gave no answer."
+    same = agreement(prior)
+    word = "all agree" if same == len(keys) else "most agree" if 2 * same > len(keys) else "they disagree"
+    return f"Agreement: {same} of {len(keys)} steps give the final answer: {word}."
+
+
+def compact_round(prior: Sequence[PriorStep], specs: Sequence[WorkerSpec]) -> str:
+    """The earlier round in a few lines (the tiny Conductor's context is short): each step's
+    number, worker ("Model i" when offered), role and final answer, then how far they agree."""
+    ids = [s.id for s in specs]
+    lines = []
+    for p in prior:
+        worker = f"Model {ids.index(p.worker)}" if p.worker in ids else p.worker
+        lines.append(f"Step {p.index}: {worker}, {step_role(p)}: {short_answer(p.response)}")
+    return "\n".join(lines + [agreement_line(prior)]) if lines else "(none)"
 
 
 def recursion_messages(
@@ -159,15 +232,20 @@ def recursion_messages(
     prior: Sequence[PriorStep],
     *,
     max_steps: int = DEFAULT_MAX_STEPS,
+    full_responses: bool = False,
 ) -> list[Message]:
+    """The Conductor's prompt for a next round: the task, then the earlier round compactly
+    (`compact_round`), then `RECURSION_INSTRUCTION`. `full_responses` also quotes each step's
+    instruction and whole response (for a Conductor with a long context)."""
     messages = conductor_messages(question, specs, examples=False, max_steps=max_steps)
-    shown = "\n\n".join(
-        f"## Step {p.index} ({p.worker})\nInstruction: {p.subtask}\nResponse:\n{p.response}" for p in prior
-    )
+    shown = compact_round(prior, specs)
+    if full_responses and prior:
+        shown += "\n\n" + "\n\n".join(
+            f"## Step {p.index} ({p.worker})\nInstruction: {p.subtask}\nResponse:\n{p.response}" for p in prior
+        )
     messages[-1] = Message(
         role="user",
-        content=f"{messages[-1].content}\n\n# Earlier workflow and responses\n{shown or '(none)'}\n\n"
-        f"{RECURSION_INSTRUCTION}",
+        content=f"{messages[-1].content}\n\n# Earlier workflow\n{shown}\n\n{RECURSION_INSTRUCTION}",
     )
     return messages
 

@@ -1,5 +1,5 @@
 """Name a workflow's shape from its access lists, step count and recursion: the one list of
-shape names (`SHAPES`) and the one classifier, used by the warehouse's `traces.shape`."""
+shape names (`TRACE_SHAPES`) and the one classifier, used by the warehouse's `traces.shape`."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from conductor.workflow import resolve_access
 if TYPE_CHECKING:
     from conductor.trace import Trace
 
-SHAPES = (
+TRACE_SHAPES = (
     "unparsed", "empty", "recursive", "single", "fan_out_aggregate", "parallel",
     "verify_refine", "chain", "other",
 )
@@ -81,9 +81,9 @@ whose workflow has that shape (the reward logs them; MLflow and the plot read th
 
 
 def strategy_group(shape: str) -> str:
-    """The plot's group of a shape name (`SHAPES`)."""
-    if shape not in SHAPES:
-        raise ValueError(f"unknown shape {shape!r}; shapes: {', '.join(SHAPES)}")
+    """The plot's group of a shape name (`TRACE_SHAPES`)."""
+    if shape not in TRACE_SHAPES:
+        raise ValueError(f"unknown shape {shape!r}; shapes: {', '.join(TRACE_SHAPES)}")
     return shape if shape in STRATEGY_GROUPS else "other"
 
 
@@ -96,11 +96,11 @@ def parse_share_metric(name: str) -> tuple[str, str] | None:
     if not name.startswith(SHARE_PREFIX):
         return None
     domain, _, shape = name[len(SHARE_PREFIX):].rpartition("/")
-    return (domain, shape) if domain and shape in SHAPES else None
+    return (domain, shape) if domain and shape in TRACE_SHAPES else None
 
 
 def shape_shares(traces: Iterable[Trace]) -> dict[str, float]:
-    """`shape_share/<domain>/<shape>` for each domain among `traces` and every shape in `SHAPES`
+    """`shape_share/<domain>/<shape>` for each domain among `traces` and every shape in `TRACE_SHAPES`
     (0.0 for a shape no rollout of the domain took, so an average over batches stays a share).
     A domain with no rollout has no metrics: unknown is not 0."""
     counts: dict[str, Counter[str]] = {}
@@ -109,5 +109,5 @@ def shape_shares(traces: Iterable[Trace]) -> dict[str, float]:
     out: dict[str, float] = {}
     for domain, c in sorted(counts.items()):
         n = sum(c.values())
-        out.update({share_metric(domain, s): c[s] / n for s in SHAPES})
+        out.update({share_metric(domain, s): c[s] / n for s in TRACE_SHAPES})
     return out

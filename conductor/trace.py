@@ -62,7 +62,13 @@ class StepRecord(BaseModel):
     error: str | None = None
     started_at_s: float = 0.0  # offsets from the trace's start
     finished_at_s: float = 0.0
+    # `worker_id` is the worker the workflow asked; `call` its call (None: not called, because its
+    # circuit breaker was open, or a recursion step). When it was down or failed past its retries,
+    # `fallback_reason` says so and `fallback_call` is the call to the worker that answered instead.
     call: CallRecord | None = None
+    fallback_call: CallRecord | None = None
+    fallback_reason: str | None = None
+    answered_by: str | None = None  # the worker whose call gave `output` (None: no worker call answered)
     child: Trace | None = None  # a recursion round, when the step's worker is the Conductor
 
 
@@ -107,6 +113,8 @@ class Trace(BaseModel):
         for step in self.steps:
             if step.call is not None:
                 calls.append(step.call)
+            if step.fallback_call is not None:
+                calls.append(step.fallback_call)
             if step.child is not None:
                 calls.extend(step.child.all_calls())
         return calls

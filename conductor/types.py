@@ -61,6 +61,9 @@ class WorkerSpec(BaseModel):
     concurrency: int = Field(default=8, gt=0)
     timeout_s: float = Field(default=120.0, gt=0)
     options: dict[str, Any] = Field(default_factory=dict)
+    # The worker that answers this one's steps while it is down (docs/workers.md, "Outages"); unset:
+    # the nearest offered worker of the same provider.
+    fallback: str | None = None
 
     @property
     def is_conductor(self) -> bool:

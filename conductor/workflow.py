@@ -4,6 +4,11 @@
     subtasks    = ["Solve ...", "Check ..."]    # one instruction per step
     access_list = [[], "all"]                   # earlier steps each step may read
 
+In a recursion round (a second round written after reading the first), an access entry may also
+name `"prev"`: every step of the earlier round (its full responses). `"prev"` alone or as an item
+of a list: `["prev"]` reads the earlier round only, `["prev", 0, 1]` the earlier round and this
+round's steps 0 and 1. In a first round there is no earlier round, and `"prev"` is a ParseError.
+
 `parse` turns model text into a `Workflow` or a `ParseError` value; it never raises.
 `render` writes the canonical form, and `parse(render(w), n) == w`.
 """
@@ -21,8 +26,11 @@ from typing import Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
+from conductor.answers import strip_think
+
 ALL: Literal["all"] = "all"
-Access = Union[Literal["all"], tuple[int, ...]]
+PREV: Literal["prev"] = "prev"  # every step of the earlier round (recursion rounds only)
+Access = Union[Literal["all"], tuple[Union[int, Literal["prev"]], ...]]
 
 DEFAULT_MAX_STEPS = 5
 DEFAULT_MAX_CHARS = 64 * 1024
@@ -37,7 +45,8 @@ class Step(BaseModel):
     worker: int
     subtask: str
     access: Access
-    reads: tuple[int, ...]
+    reads: tuple[int, ...]  # this round's steps
+    reads_prior: bool = False  # every step of the earlier round ("prev")
 
 
 class Workflow(BaseModel):
@@ -65,9 +74,14 @@ class Workflow(BaseModel):
     @cached_property
     def steps(self) -> tuple[Step, ...]:
         return tuple(
-            Step(index=i, worker=w, subtask=s, access=a, reads=resolve_access(a, i))
+            Step(index=i, worker=w, subtask=s, access=a, reads=resolve_access(a, i), reads_prior=reads_prior(a))
             for i, (w, s, a) in enumerate(zip(self.model_id, self.subtasks, self.access_list))
         )
+
+    @property
+    def reads_prior(self) -> bool:
+        """Whether a step reads the earlier round (only a recursion round's may)."""
+        return any(reads_prior(a) for a in self.access_list)
 
     def depth(self) -> int:
         """Length of the longest dependency chain (1 for independent steps)."""
@@ -78,10 +92,16 @@ class Workflow(BaseModel):
 
 
 def resolve_access(access: Access, index: int) -> tuple[int, ...]:
-    """`"all"` reads every earlier step (so nothing on step 0); a list reads what it names."""
+    """This round's steps an access entry reads: `"all"` every earlier step (so nothing on step 0);
+    a list the positions it names (its `"prev"`, the earlier round, is `reads_prior`)."""
     if access == ALL:
         return tuple(range(index))
-    return tuple(sorted(set(access)))
+    return tuple(sorted({a for a in access if a != PREV}))
+
+
+def reads_prior(access: Access) -> bool:
+    """Whether an access entry reads the earlier round's steps (`"prev"`)."""
+    return access != ALL and PREV in access
 
 
 class ParseErrorReason(str, enum.Enum):
@@ -125,7 +145,6 @@ _LABEL_RE = re.compile(
     + r")[\"'`*]*\s*(?:=|:)\s*[`*]*\s*",
     re.IGNORECASE,
 )
-_THINK_RE = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 _THINK_TAG = re.compile(r"</?think>", re.IGNORECASE)
 _FENCE_RE = re.compile(r"^[ \t]*```[A-Za-z0-9_+-]*[ \t]*$", re.MULTILINE)
 _SMART = str.maketrans({"\u201c": '"', "\u201d": '"', "\u2018": "'", "\u2019": "'"})
@@ -133,11 +152,7 @@ _MAX_NESTING = 8
 
 
 def _clean(text: str) -> str:
-    text = _THINK_RE.sub("", text)
-    # An unclosed <think> that ends before the lists: keep only what follows its end tag.
-    if "</think>" in text.lower():
-        text = text[text.lower().rfind("</think>") + len("</think>") :]
-    return _FENCE_RE.sub("", text)
+    return _FENCE_RE.sub("", strip_think(text))
 
 
 def _balanced_end(text: str, start: int) -> int | None:
@@ -239,18 +254,30 @@ def _worker_index(value: Any, pool: int | Sequence[str]) -> int | None:
     return idx if idx is not None and 0 <= idx < size else None
 
 
-def _access(value: Any, index: int) -> Access | ParseError:
+def _is_prev(value: Any) -> bool:
+    return isinstance(value, str) and value.strip().lower() == PREV
+
+
+def _access(value: Any, index: int, earlier_round: bool) -> Access | ParseError:
     if isinstance(value, str) and value.strip().lower() == ALL:
         return ALL
-    if isinstance(value, int) and not isinstance(value, bool):
+    if isinstance(value, int) and not isinstance(value, bool) or _is_prev(value):
         value = [value]
     if not isinstance(value, (list, tuple)) or not all(
-        isinstance(v, int) and not isinstance(v, bool) for v in value
+        isinstance(v, int) and not isinstance(v, bool) or _is_prev(v) for v in value
     ):
         return ParseError(
             ParseErrorReason.INVALID_ACCESS,
-            f"step {index}: access must be \"all\" or a list of step positions, got {value!r:.80}",
+            f"step {index}: access must be \"all\", \"prev\" or a list of step positions and \"prev\","
+            f" got {value!r:.80}",
         )
+    prev = any(_is_prev(v) for v in value)
+    if prev and not earlier_round:
+        return ParseError(
+            ParseErrorReason.INVALID_ACCESS,
+            f"step {index} reads \"prev\" (the earlier round), but this is a first round: there is none",
+        )
+    value = [v for v in value if not _is_prev(v)]
     for v in value:
         if v == index:
             return ParseError(ParseErrorReason.SELF_REFERENCE, f"step {index} reads itself")
@@ -259,7 +286,7 @@ def _access(value: Any, index: int) -> Access | ParseError:
                 ParseErrorReason.FORWARD_REFERENCE,
                 f"step {index} reads step {v}, which is not an earlier step",
             )
-    return tuple(value)
+    return ((PREV,) if prev else ()) + tuple(value)
 
 
 def parse(
@@ -269,11 +296,13 @@ def parse(
     max_steps: int = DEFAULT_MAX_STEPS,
     max_chars: int = DEFAULT_MAX_CHARS,
     allow_empty: bool = False,
+    earlier_round: bool = False,
 ) -> ParseResult:
     """Parse the Conductor's output against a pool of `pool` workers (a size, or the offered
     worker names, which are then accepted in `model_id` as well as indices).
 
-    `allow_empty` accepts three empty lists (a recursion round's "keep the previous answer").
+    `allow_empty` accepts three empty lists (a recursion round's "keep the previous answer");
+    `earlier_round` accepts `"prev"` in access lists (a recursion round reading the one before).
     Any text gives a Workflow or a ParseError; the errors a literal can raise are handled where
     it is evaluated, so a bug in this module still raises instead of passing for bad input.
     """
@@ -284,11 +313,12 @@ def parse(
     # The same text over the same pool parses the same (results are immutable), and texts repeat:
     # a template planner's on every question, a policy's across a GRPO group. Served, the parse
     # was a tenth of a request's CPU (benchmarks/serve.py), so recent results are kept.
-    return _parse_cached(text, pool if isinstance(pool, int) else tuple(pool), max_steps, allow_empty)
+    return _parse_cached(text, pool if isinstance(pool, int) else tuple(pool), max_steps, allow_empty, earlier_round)
 
 
 @lru_cache(maxsize=1024)
-def _parse_cached(text: str, pool: int | tuple[str, ...], max_steps: int, allow_empty: bool) -> ParseResult:
+def _parse_cached(text: str, pool: int | tuple[str, ...], max_steps: int, allow_empty: bool,
+                  earlier_round: bool) -> ParseResult:
     cleaned = _clean(text)
     lists = _extract(cleaned)
     if isinstance(lists, ParseError) and any(q in cleaned for q in "\u201c\u201d\u2018\u2019"):
@@ -323,7 +353,7 @@ def _parse_cached(text: str, pool: int | tuple[str, ...], max_steps: int, allow_
             return ParseError(ParseErrorReason.INVALID_SUBTASK, f"step {i}: subtask must be text")
     resolved: list[Access] = []
     for i, a in enumerate(access):
-        r = _access(a, i)
+        r = _access(a, i, earlier_round)
         if isinstance(r, ParseError):
             return r
         resolved.append(r)
@@ -342,7 +372,10 @@ def render(workflow: Workflow) -> str:
     )
 
 
-def validate(workflow: Workflow, pool_size: int, *, max_steps: int = DEFAULT_MAX_STEPS) -> ParseError | None:
-    """Check a Workflow built in code (not parsed) against a pool; None when it is valid."""
-    result = parse(render(workflow), pool_size, max_steps=max_steps, allow_empty=workflow.is_empty)
+def validate(workflow: Workflow, pool_size: int, *, max_steps: int = DEFAULT_MAX_STEPS,
+             earlier_round: bool = False) -> ParseError | None:
+    """Check a Workflow built in code (not parsed) against a pool; None when it is valid.
+    `earlier_round`: it is a recursion round, whose steps may read the earlier round."""
+    result = parse(render(workflow), pool_size, max_steps=max_steps, allow_empty=workflow.is_empty,
+                   earlier_round=earlier_round)
     return result if isinstance(result, ParseError) else None

@@ -13,9 +13,10 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import typer
 
-from conductor.cli.common import console
+from conductor.cli.common import add_user_errors, console
 from conductor.config import Settings
 from conductor.planners import DEFAULT_SHAPE, SHAPES
+from conductor.profiles import get_profile
 from flows.model_cli import gate_option
 from warehouse.output import print_table
 
@@ -42,7 +43,7 @@ def run(
     Runs as the Prefect flow `conductor-run` (a temporary local Prefect server when PREFECT_API_URL
     is unset); the summary also lands in the Prefect UI as the `run-summary` artifact.
     """
-    _ensure_prefect_home()
+    ensure_prefect_home()
     from conductor.cli.common import user_errors
     from conductor.config import load_settings
     from conductor.methods import Method
@@ -105,7 +106,7 @@ def ctrl_c_stops_solving() -> Iterator[Cancellation]:
         signal.signal(signal.SIGINT, previous)
 
 
-def _ensure_prefect_home() -> None:
+def ensure_prefect_home() -> None:
     """Ready the temporary Prefect server: its SQLite database cannot create its own folder, so
     a fresh PREFECT_HOME (ours lives under CONDUCTOR_HOME) must exist before it starts."""
     home = os.environ.get("PREFECT_HOME")
@@ -154,8 +155,8 @@ def nightly(
 ) -> None:
     """The nightly pipeline (`make run`): curate, train, evaluate challenger vs champion, costs, the
     promotion gate, a summary. Runs as the Prefect flow `conductor-nightly`."""
-    _ensure_prefect_home()
-    from conductor.cli.common import parse_settings, user_errors
+    ensure_prefect_home()
+    from conductor.cli.common import parse_settings, training_fields, user_errors
     from conductor.config import SimulatedPoolRefused, load_settings
     from conductor.evaluation.methods import MethodSpecError, check_specs
     from conductor.workers.pool import PoolError
@@ -175,10 +176,10 @@ def nightly(
             gate={"margin": margin, "confidence": confidence, "cost_bound": cost_bound, "method": gate_method},
             seed=settings.seed if seed is None else seed, run_key=run_key, max_usd=max_usd,
             accelerate_config=accelerate_config, allow_simulated=allow_simulated, db_path=str(db) if db else None,
-            training_overrides=parse_settings(settings_))
+            training_overrides=parse_settings(settings_, training_fields()))
         night = config.resolve(settings)
         check_specs(night.baselines, night.pool_file)
-        if profile == "production":
+        if not get_profile(profile).simulated_pool:
             _check_keys(night.pool_file)
     if dry_run:
         for line in night.lines():
@@ -186,7 +187,9 @@ def nightly(
         return
     from flows.nightly import nightly_flow
     from flows.prefect_server import PrefectServerError, tied_prefect_server
+    from flows.terminal import quiet_terminal
 
+    quiet_terminal()  # one line per stage and per GRPO chunk, not one per finished task
     with user_errors(MethodSpecError, PoolError, ValueError, FileNotFoundError, PrefectServerError), \
             tied_prefect_server(), ctrl_c_stops_solving():
         try:
@@ -205,7 +208,7 @@ def _check_keys(pool_file: Path) -> None:
     missing = missing_keys(pool_file)
     if missing:
         raise ValueError(f"pool {pool_file}: no API key in {', '.join(missing)}; set them (or"
-                         f" `conductor pool check --pool {pool_file}`) before a production night")
+                         f" `conductor pool check {pool_file}` checks each worker) before a production night")
 
 
 def print_nightly(summary) -> None:  # noqa: ANN001 - flows.nightly.NightlySummary
@@ -255,5 +258,7 @@ def print_nightly(summary) -> None:  # noqa: ANN001 - flows.nightly.NightlySumma
 
 def register(app: typer.Typer) -> None:
     """Add this layer's commands to the `conductor` CLI."""
+    # A Prefect server that would not start, a deployment or UI that failed: their messages say why.
+    add_user_errors("flows.prefect_server.PrefectServerError", "flows.deploy.DeployError", "flows.ui.UIError")
     app.command("run")(run)
     app.command("nightly")(nightly)

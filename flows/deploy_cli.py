@@ -12,9 +12,6 @@ import typer
 
 from conductor.cli.common import console
 
-DEFAULT_PREFECT_FILE = Path("deployments/prefect.yaml")
-
-
 def deploy(
     prefect_file: Path = typer.Option(None, "--file", help="The deployments file (default: the repository's"
                                       " deployments/prefect.yaml)."),
@@ -34,9 +31,9 @@ def deploy(
     Idempotent: run it again after editing the file; pools and deployments are updated in place.
     Flow runs start once a worker polls the pool: `prefect worker start --pool local`.
     """
-    from flows.cli import _ensure_prefect_home
+    from flows.cli import ensure_prefect_home
 
-    _ensure_prefect_home()  # before Prefect is imported: it cannot create a nested PREFECT_HOME
+    ensure_prefect_home()  # before Prefect is imported: it cannot create a nested PREFECT_HOME
     from flows.deploy import PREFECT_FILE, DeployError
     from flows.deploy import deploy as apply
 

@@ -34,7 +34,7 @@ from conductor.evaluation.prices import stale_prices
 from conductor.trace import new_id
 from conductor.workers.registry import CONDUCTOR_PROVIDER
 from flows.curation import curation_flow
-from conductor.evaluation.report import artifact_markdown, costs_markdown, write_plots, write_table
+from conductor.evaluation.report import artifact_markdown, costs_markdown, outage_lines, write_plots, write_table
 from tasks.evaluation import (
     ensure_provider_limits, finish_evaluation, log_evaluation, open_mlflow_in_background, provider_limit_name,
     record_runs, solve_benchmark, start_evaluation,
@@ -57,6 +57,7 @@ class EvalResult(BaseModel):
     mlflow_run: dict[str, str] | None = None
     provider_limits: dict[str, int] = {}
     warnings: list[str] = []
+    outages: list[str] = []  # one line per worker down or failing and who answered for it
 
 
 def _task_runner(cfg: EvalConfig):  # noqa: ANN202 - a Prefect TaskRunner
@@ -151,7 +152,7 @@ def evaluation_flow(cfg: EvalConfig, db_path: str | None = None, resolve_model: 
                                 execution=settings.execution if s.strip().startswith("conductor:") else execution,
                                 resolve_model=resolve_model, seed=cfg.seed,
                                 conductor_usd_per_gpu_hour=cfg.conductor_usd_per_gpu_hour,
-                                conductor_prices=cfg.conductor_prices) for s in cfg.methods]
+                                conductor_prices=cfg.conductor_prices, exclude=cfg.exclude) for s in cfg.methods]
     evaluation_id = new_id()
     out_dir = cfg.out_dir or home / "evaluations" / evaluation_id
     base = dict(started_at=datetime.now(UTC), host=socket.gethostname(), pid=os.getpid())
@@ -233,6 +234,9 @@ def evaluation_flow(cfg: EvalConfig, db_path: str | None = None, resolve_model: 
         raise RuntimeError(f"{len(failed)} of {len(futures)} benchmark x method tasks failed; see the Prefect logs")
     # The runs' end, the costs table and the figures: one task, one DuckDB open.
     figures = finish_evaluation(evaluation_id, ended, db_path)
+    outages = outage_lines(figures["outages"])
+    for line in outages:
+        logger.warning(line)
     table = write_table(figures, out_dir, simulated=simulated, baseline=methods[0].name)
     plots = write_plots(figures, out_dir, simulated=simulated)
     costs = costs_markdown(figures["by_benchmark"], figures["by_worker"], simulated=simulated)
@@ -244,10 +248,11 @@ def evaluation_flow(cfg: EvalConfig, db_path: str | None = None, resolve_model: 
                                     figures["scores"], table, costs, [str(p) for p in plots], simulated)
     create_markdown_artifact(key="evaluation-results",
                              markdown=artifact_markdown(table, costs, plots, Path(out_dir), mlflow_run,
-                                                        simulated=simulated),
+                                                        simulated=simulated)
+                             + "".join(f"\n- {line}" for line in outages),
                              description=f"evaluation {evaluation_id}" + (" (simulated pool)" if simulated else ""))
     logger.info("evaluation %s: %d methods x %d benchmarks x %d repeats", evaluation_id, len(methods),
                 len(benchmarks), cfg.repeats)
     return EvalResult(evaluation_id=evaluation_id, simulated=simulated, table_markdown=table, out_dir=str(out_dir),
                       figures=figures, costs_markdown=costs, plots=[str(p) for p in plots], mlflow_run=mlflow_run,
-                      provider_limits=limits, warnings=warnings)
+                      provider_limits=limits, warnings=warnings, outages=outages)

@@ -27,6 +27,7 @@ def eval_(
     repeats: int = typer.Option(1, help=_help("repeats")),
     problems: Path = typer.Option(None, "--problems", help=_help("problems_file")),
     pool_file: Path = typer.Option(None, "--pool", help=_help("pool_file")),
+    exclude: list[str] = typer.Option([], "--exclude", help=_help("exclude")),
     setting: str = typer.Option("constrained", help=_help("setting")),
     limit: int = typer.Option(0, help=_help("limit_per_benchmark")),
     profile: str = typer.Option("local", help=_help("profile")),
@@ -59,9 +60,9 @@ def eval_(
     from conductor.evaluation.methods import MethodSpecError, check_specs
     from conductor.models.resolve import resolve_conductor  # models:/ through registry/'s resolver
     from conductor.workers.pool import PoolError, read_pool_file
-    from flows.cli import _ensure_prefect_home, ctrl_c_stops_solving
+    from flows.cli import ensure_prefect_home, ctrl_c_stops_solving
 
-    _ensure_prefect_home()  # before Prefect is imported: it reads its startup timeout once
+    ensure_prefect_home()  # before Prefect is imported: it reads its startup timeout once
     from flows.evaluation import evaluation_flow
     with user_errors(MethodSpecError, PoolError, ValidationError, FileNotFoundError, ValueError):
         limits = {}
@@ -77,7 +78,7 @@ def eval_(
                 raise ValueError(f"--conductor-prices {conductor_prices!r}: expected INPUT,OUTPUT")
             prices = {"input": float(inp), "output": float(outp)}
         cfg = EvalConfig(methods=method, benchmarks=benchmark, repeats=repeats, problems_file=problems,
-                         pool_file=pool_file, setting=setting, limit_per_benchmark=limit, profile=profile, seed=seed,
+                         pool_file=pool_file, exclude=exclude, setting=setting, limit_per_benchmark=limit, profile=profile, seed=seed,
                          concurrency=concurrency, questions_in_flight=questions_in_flight, out_dir=out, provider_limit=provider_limit,
                          provider_limits=limits, task_runner=task_runner, dask_address=dask_address,
                          max_price_age_days=max_price_age_days, conductor_usd_per_gpu_hour=conductor_usd_per_gpu_hour,
@@ -88,7 +89,7 @@ def eval_(
         pool = cfg.pool_file or settings.pool_file
         refuse_accidental_simulation(profile, {"evaluation": (pool, read_pool_file(pool).simulated)},
                                      allow_simulated or settings.allow_simulated)
-        check_specs(cfg.methods, pool, resolve_model=resolve_conductor)
+        check_specs(cfg.methods, pool, resolve_model=resolve_conductor, exclude=cfg.exclude)
     from prefect.exceptions import CancelledRun
 
     # The first Ctrl-C cancels the solves in progress: their finished questions are written, the

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from conductor.cli.common import console
+from conductor.cli.common import UserError, console
 from registry.cli import model_group
 from registry.promotion import GateConfig
 
@@ -45,12 +45,21 @@ def model_promote(
     """Promote VERSION to `champion` through the gate (or with --force); the decision is recorded."""
     from registry.promotion import Outcomes, force, gate
 
+    if not version.strip().isdigit():
+        raise UserError(f"version {version!r}: a version number (see `conductor model list`)")
     if force_:
         decision = force(version)
     else:
         if outcomes is None:
             raise typer.BadParameter("the gate needs --outcomes (or use --force)", param_hint="--outcomes")
-        data = json.loads(outcomes.read_text())
+        try:
+            data = json.loads(outcomes.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise UserError(f"--outcomes {outcomes}: {exc.strerror}") from None
+        except json.JSONDecodeError as exc:
+            raise UserError(f"--outcomes {outcomes}: not JSON ({exc})") from None
+        if not isinstance(data, dict) or "challenger" not in data or "champion" not in data:
+            raise UserError(f"--outcomes {outcomes}: needs the keys \"challenger\" and \"champion\"")
         decision = gate(version, Outcomes.model_validate(data["challenger"]), Outcomes.model_validate(data["champion"]),
                         champion_version=data.get("champion_version"), baseline=data.get("baseline", "template"),
                         config=GateConfig(margin=margin, confidence=confidence, cost_bound=cost_bound, method=method))
@@ -63,11 +72,7 @@ def model_rollback(
     """Move `champion` back to the previous champion; recorded."""
     from registry.promotion import rollback
 
-    try:
-        decision = rollback()
-    except ValueError as exc:
-        console.print(f"error: {exc}")
-        raise typer.Exit(1) from exc
+    decision = rollback()  # a ValueError (no previous champion) is the boundary's one line
     _record(decision, warehouse_path)
 
 

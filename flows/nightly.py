@@ -23,7 +23,6 @@ reached MLflow but not the cache is read back from the version's tags)."""
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
@@ -46,8 +45,9 @@ from tasks.curate import cache_dirs
 from tasks.evaluation import evaluation_figures, fill_costs
 from tasks.nightly import (Artifacts, GateInputs, Tables, current_champion, decide_once, heldout_problems,
                            model_directory, nightly_run, publish, question_outcomes, record_promotion, spend)
-from tasks.records import FLOW_RUN_PARAM, abandon_dead_runs, record_run
+from tasks.records import FLOW_RUN_PARAM, abandon_dead_runs, run_writer
 from tasks.training import Registered
+from warehouse.lifecycle import RunLifecycle
 
 NIGHTLY_FLOW = "conductor-nightly"
 CHAMPION_EVAL_FLOW = "conductor-champion-eval"
@@ -240,22 +240,16 @@ def nightly_flow(config: NightConfig | None = None) -> NightlySummary:
                               "pool_file": str(night.pool_file), "overrides": night.training_overrides,
                               FLOW_RUN_PARAM: flow_run_id or None}
     run_id = f"nightly-{night.run_key}-{uuid.uuid4().hex[:8]}"
-    started = datetime.now(UTC)
     db_path = config.db_path
     abandon_dead_runs(db_path)  # an earlier night killed mid-way: its runs are marked abandoned
-    record_run(nightly_run(run_id, "running", params, None, started), db_path)
-    try:
+    # `running` now; failed (the error in its notes) or cancelled when the night raises.
+    with RunLifecycle(nightly_run(run_id, params), run_writer(db_path)) as life:
         summary = _night(night, run_id, flow_run_id)
-    except BaseException as exc:
-        status = "cancelled" if isinstance(exc, (KeyboardInterrupt, asyncio.CancelledError)) else "failed"
-        record_run.fn(nightly_run(run_id, status, params | {"error": f"{type(exc).__name__}: {exc}"[:2000]}, None,
-                                  started), db_path)
-        raise
-    record_run(nightly_run(run_id, "finished", params | {
-        "challenger_version": summary.trained.version, "evaluation_id": summary.evaluated.evaluation_id,
-        "promotion_id": summary.decision.promotion_id,
-        "usd_spent": summary.costs.usd_spent,  # null (unknown) in v_nightly when a price was unknown
-        "promoted": summary.decision.promoted}, summary.evaluated.simulated, started), db_path)
+        life.update(simulated=summary.evaluated.simulated, params=params | {
+            "challenger_version": summary.trained.version, "evaluation_id": summary.evaluated.evaluation_id,
+            "promotion_id": summary.decision.promotion_id,
+            "usd_spent": summary.costs.usd_spent,  # null (unknown) in v_nightly when a price was unknown
+            "promoted": summary.decision.promoted})
     return summary
 
 
@@ -322,7 +316,7 @@ def _scores(night: Night, gate: GateInputs, evaluation_id: str) -> tuple[Scores,
             margins[label] = margin
         rows.append({"method": label, "questions": len(side.correct), "accuracy": round(accuracy[label], 4),
                      "usd_per_question": None if usd is None else round(usd, 6),
-                     "margin": margin.text() if margin else None})
+                     "margin": margin.text() if margin else None, "note": None})
     questions = max((r["questions"] for r in rows), default=0)
     return Scores(accuracy=accuracy, usd_per_question=usd_q, questions=questions, challenger_margin=margins), rows
 
@@ -347,9 +341,15 @@ def _summarize(night: Night, gate: GateInputs, stages: Stages, ref: NightRef) ->
     compared = f"v{champion}" if champion else gate.champion_spec
     results = (f"# Nightly {ref.run_key}{sim}\n\nChallenger v{challenger} ({trained.started_from}) vs {compared}: "
                f"**{verdict}**.\n\n{decision.reason}\n\n{evaluated.table_markdown}\n")
+    # A worker down during the evaluation (issue 35): the summary names it and who answered for it.
+    results += "".join(f"\n- {line}" for line in evaluated.outages)
     title = f"nightly {ref.run_key} ({ref.profile}){sim}: v{challenger} {verdict}"
+    # Every row has the same columns: the Prefect UI takes a table's columns from its first row, so
+    # a "note" only the decision row had was never shown (the row read "decision" and nothing else).
     rows.append({"method": "decision", "questions": None, "accuracy": None, "usd_per_question": None,
-                 "note": f"{verdict}; champion before: {champion or 'none'}, after: {after or 'none'}"})
+                 "margin": None, "note": f"{verdict}; champion before: {champion or 'none'}, after: {after or 'none'}"})
+    rows += [{"method": "outage", "questions": None, "accuracy": None, "usd_per_question": None, "margin": None,
+              "note": line} for line in evaluated.outages]
     shown = {k: v for k, v in links.items() if k not in ("store", "strategies_plot")}
     publish(Artifacts(title=title, tables=Tables(summary=rows, costs=stages.costs.rows), results_markdown=results,
                       links=shown, images=images))

@@ -15,22 +15,13 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
-from conductor.config import Profile, Settings, refuse_accidental_simulation
+from conductor.config import Settings, refuse_accidental_simulation
+from conductor.profiles import Profile, get_profile, profile_help
 from conductor.workers.pool import read_pool_file
 from registry.promotion import GateConfig
 
 _KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
-# The local profile's nightly training is the profile's own recipe (a warm start of 400 SFT steps,
-# 200 GRPO steps of 2 questions x 16 rollouts at 5e-4 with a KL term; conductor/training/config.py),
-# with no held-out early stopping inside the night (the nightly's own evaluation and gate judge the
-# model) and both cores.
-LOCAL_NIGHTLY_TRAINING: dict[str, Any] = {
-    "eval_every": 0, "early_stopping_patience": 0, "validation_problems": 8,
-    # The night trains alone on the machine: 2 threads made a GRPO step 1.39x faster on a quiet
-    # 2-core machine (0.93 s against 1.29 s of wall, benchmarks/training_speed.py --threads).
-    "torch_threads": 2,
-}
 # `single:*` in the baselines: each worker of the night's pool alone (the summary then shows
 # whether the challenger beats every single worker, with a confidence bound).
 EVERY_SINGLE_WORKER = "single:*"
@@ -39,8 +30,7 @@ EVERY_SINGLE_WORKER = "single:*"
 class NightConfig(BaseModel):
     """One night's parameters. Each description is the CLI's help and the deployment's schema."""
 
-    profile: Profile = Field(default="local", description="Settings and training profile: local (tiny model, CPU)"
-                             " or production (the paper's settings; refuses a simulated pool).")
+    profile: Profile = Field(default="local", description=f"Settings and training profile. {profile_help()}.")
     steps: int = Field(default=200, description="GRPO steps this night (from the champion, else the SFT warm start).")
     chunk_steps: int = Field(default=50, description="GRPO steps per checkpointed chunk (a retried chunk resumes).")
     seed: int = Field(default=0, description="Seed of the training run and of the held-out problems' draw.")
@@ -112,7 +102,7 @@ class NightConfig(BaseModel):
         refuse_accidental_simulation(self.profile, {"training": (training_pool, simulated[training_pool]),
                                                     "evaluation": (pool, simulated[pool])},
                                      self.allow_simulated or settings.allow_simulated)
-        overrides = {**(LOCAL_NIGHTLY_TRAINING if self.profile == "local" else {}), **self.training_overrides,
+        overrides = {**get_profile(self.profile).nightly_training, **self.training_overrides,
                      "pool_file": str(training_pool)}
         if self.max_usd is not None:
             overrides["max_usd"] = self.max_usd

@@ -1,19 +1,15 @@
-"""The main job on a profile (`make run`): curate the data (cached), solve every evaluation set
-with a Method, and record the run, its problems and traces (in batches, as questions finish)
-in the warehouse. A run that fails is marked `failed` with its error, one stopped by Ctrl-C
-`cancelled`; a run whose process died is marked `abandoned` by the next run. The summary comes
-from the warehouse's `v_run_summary` view (accuracy and cost are computed there, once) and is
-published as a Prefect table artifact.
+"""`conductor run`'s flow (`make run` runs the nightly, flows/nightly.py): curate the profile's
+data (cached), solve every evaluation set with a Method, and record the run (through its
+RunLifecycle), its problems and traces (in batches, as questions finish) in the warehouse. A run
+that fails is marked `failed` with its error, one stopped by Ctrl-C `cancelled`; a run whose
+process died is marked `abandoned` by the next run. The summary comes from the warehouse's
+`v_run_summary` view (accuracy and cost are computed there, once) and is published as a Prefect
+table artifact.
 
-Until a trained Conductor is registered, the Method's planner is a template planner; the
-training and promotion flows will put the registered model in its place."""
+The Method is the caller's (`conductor run` gives a template planner of `--shape`)."""
 
 from __future__ import annotations
 
-import asyncio
-import os
-import socket
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -27,9 +23,9 @@ from conductor.data.schema import Problem
 from conductor.methods import Method
 from conductor.trace import new_id
 from flows.curation import curation_flow
-from tasks.records import FLOW_RUN_PARAM, abandon_dead_runs, record_problems, record_run, run_summary
+from tasks.records import FLOW_RUN_PARAM, abandon_dead_runs, record_problems, run_summary, run_writer
 from tasks.solve import Cancellation, solve_problems
-from warehouse.records import Run
+from warehouse.lifecycle import RunLifecycle, run_here
 
 
 def _eval_problems(curated_dir: Path, files: dict[str, str], limit_per_source: int) -> list[Problem]:
@@ -51,22 +47,14 @@ def run_flow(method: Method, profile: str = "local", limit_per_source: int = 0, 
     problems = _eval_problems(curated_dir, manifest.files, limit_per_source)
     run_id = new_id()
     abandon_dead_runs(db_path)
-    run = Run(run_id=run_id, kind="eval", method=method.name, simulated=method.simulated,
-              started_at=datetime.now(UTC), host=socket.gethostname(), pid=os.getpid(),
-              params={"profile": profile, "pool_file": str(method.pool_file), "limit_per_source": limit_per_source,
-                      "seed": seed, "problems": len(problems), "execution": method.execution.model_dump(),
-                      FLOW_RUN_PARAM: str(prefect_flow_run.id) if prefect_flow_run.id else None})
-    record_run(run, db_path)
-    record_problems(problems, db_path)
-    try:
+    run = run_here(run_id, "eval", method=method.name, simulated=method.simulated,
+                   params={"profile": profile, "pool_file": str(method.pool_file), "limit_per_source": limit_per_source,
+                           "seed": seed, "problems": len(problems), "execution": method.execution.model_dump(),
+                           FLOW_RUN_PARAM: str(prefect_flow_run.id) if prefect_flow_run.id else None})
+    # Ctrl-C arrives as KeyboardInterrupt in the flow, CancelledError in its event loop: `cancelled`.
+    with RunLifecycle(run, run_writer(db_path)):
+        record_problems(problems, db_path)
         solve_problems(problems, method, run_id, seed=seed, db_path=db_path, cancellation=cancellation)
-    except BaseException as exc:
-        # Ctrl-C arrives as KeyboardInterrupt in the flow, CancelledError in its event loop.
-        status = "cancelled" if isinstance(exc, (KeyboardInterrupt, asyncio.CancelledError)) else "failed"
-        record_run.fn(run.model_copy(update={"status": status, "finished_at": datetime.now(UTC),
-                                             "notes": f"{type(exc).__name__}: {exc}"[:2000]}), db_path)
-        raise
-    record_run(run.model_copy(update={"status": "finished", "finished_at": datetime.now(UTC)}), db_path)
     summary = run_summary(run_id, db_path)
     create_table_artifact(key="run-summary", table=summary,
                           description=f"{method.name} ({profile} profile), run {run_id}")

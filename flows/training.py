@@ -6,13 +6,18 @@ With an accelerate config, each chunk runs as `accelerate launch ... conductor t
 from __future__ import annotations
 
 import uuid
+from contextlib import nullcontext
 from typing import Any
 
 from prefect import flow
 from pydantic import BaseModel, Field
 
+from conductor.training.config import ConductorTrainingConfig
+from conductor.workers.pool import read_pool_file
 from tasks.launch import ChunkPlan
+from tasks.records import run_writer
 from tasks.training import Registered, config_for, grpo_chunk_task, problems_task, register_task, warm_start_task
+from warehouse.lifecycle import RunLifecycle, run_here
 
 
 class TrainingRequest(BaseModel):
@@ -30,9 +35,23 @@ class TrainingRequest(BaseModel):
 @flow(name="conductor-training", log_prints=True)
 def training_flow(request: TrainingRequest) -> Registered:
     overrides = dict(request.overrides)
-    # One warehouse run for all chunks (its rollouts, its curve), finished when registered.
-    run_id = f"train-{uuid.uuid4().hex[:12]}" if request.warehouse else None
     config = config_for(request.profile, request.output_dir, overrides)
+    # One warehouse run for all chunks (its rollouts, its curve): `running` from here, before the
+    # warm start, then finished when registered, failed when anything raises.
+    run_id = f"train-{uuid.uuid4().hex[:12]}" if request.warehouse else None
+    row = run_here(run_id, "train", method="conductor-grpo", simulated=read_pool_file(config.pool_file).simulated,
+                   params={"profile": request.profile, "output_dir": request.output_dir,
+                           "max_steps": config.max_steps, "seed": config.seed}) if run_id else None
+    with RunLifecycle(row, run_writer()) if row else nullcontext() as life:
+        registered = _train(request, config, overrides, run_id)
+        if life is not None:
+            life.update(mlflow_run_id=registered.run_id)
+    print(f"MLflow run {registered.run_id}: {registered.model_uri} (version {registered.version})")
+    return registered
+
+
+def _train(request: TrainingRequest, config: ConductorTrainingConfig, overrides: dict[str, Any], run_id: str | None) -> Registered:
+    """Warm start, the chunks, the registration."""
     # Each chunk saves at its end, whatever the profile's save_steps.
     chunk_steps = request.chunk_steps
     overrides["save_steps"] = min(config.save_steps, chunk_steps) if config.save_steps else chunk_steps
@@ -45,13 +64,25 @@ def training_flow(request: TrainingRequest) -> Registered:
                          run_id=run_id, accelerate_config=request.accelerate_config)
         chunk = grpo_chunk_task(plan, train, held_out)
         chunks.append(chunk)
-        print(f"step {chunk['steps']}: stop={chunk['stop_reason']} spend=${chunk['usd']:.2f} (simulated pool prices "
-              f"when the pool is simulated)")
+        print(chunk_line(chunk, config.max_steps))
         if chunk["stop_reason"] not in ("chunk_end", "max_steps"):  # budget or early stopping: the run is over
             break
-    registered = register_task(config.to_dict(), chunks, run_id=run_id)
-    print(f"MLflow run {registered.run_id}: {registered.model_uri} (version {registered.version})")
-    return registered
+    return register_task(config.to_dict(), chunks)
+
+
+def chunk_line(chunk: dict[str, Any], max_steps: int) -> str:
+    """A chunk's one progress line: where it ended, its steps' mean reward and KL to the
+    reference (docs/training.md says what KL is normal), why it stopped, the spend so far. The
+    per-step figures are in MLflow and the warehouse (`v_training_curves`)."""
+    rows = chunk["history"]
+
+    def mean(key: str) -> str:
+        values = [r[key] for r in rows if key in r]
+        return f"{sum(values) / len(values):.3g}" if values else "n/a"
+
+    return (f"grpo step {chunk['steps']}/{max_steps}: reward {mean('reward')}, kl {mean('kl')} (means over the"
+            f" chunk's {len(rows)} logged steps), stop={chunk['stop_reason']}, spend ${chunk['usd']:.2f}"
+            f" (simulated pool prices when the pool is simulated)")
 
 
 if __name__ == "__main__":

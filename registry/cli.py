@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import logging
+
 import typer
 
-from conductor.cli.common import console
+from conductor.cli.common import UserError, add_user_errors, console
 
 registry_app = typer.Typer(help="Registered Conductor models (MLflow).", no_args_is_help=True)
 
@@ -12,9 +14,14 @@ registry_app = typer.Typer(help="Registered Conductor models (MLflow).", no_args
 @registry_app.command("resolve")
 def resolve(uri: str = typer.Argument(..., help="models:/conductor@challenger, models:/conductor/3, or a path.")) -> None:
     """Print the local model directory a models:/ URI stands for (downloading it if needed)."""
+    from pathlib import Path
+
     from registry.models import resolve_model_uri
 
-    console.print(str(resolve_model_uri(uri)))
+    path = resolve_model_uri(uri)
+    if not Path(path).is_dir():  # a plain path comes back as it is: say when it is not a model
+        raise UserError(f"{uri}: no such model directory (or use models:/conductor@ALIAS, models:/conductor/N)")
+    console.print(str(path))
 
 
 @registry_app.command("versions")
@@ -69,6 +76,11 @@ def model_group(app: typer.Typer) -> typer.Typer:
 
 
 def register(app: typer.Typer) -> None:
+    # An unknown model, version or alias reaches the user as MLflow's one-line message (named, not
+    # imported: mlflow loads only for the commands that use it).
+    add_user_errors("mlflow.exceptions.MlflowException")
+    # A fresh store's "Creating initial MLflow database tables..." lines are not the command's output.
+    logging.getLogger("mlflow.store.db.utils").setLevel(logging.WARNING)
     app.add_typer(registry_app, name="registry")
     # `promote` and `rollback` also write the warehouse, so they live a layer up (flows/model_cli.py).
     model_group(app).command("list")(model_list)

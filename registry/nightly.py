@@ -53,19 +53,6 @@ def model_dir(version: str, root: str | Path, name: str = REGISTERED_MODEL, *, u
     return link
 
 
-def half_registered(name: str = REGISTERED_MODEL, *, uri: str | None = None) -> dict[str, str]:
-    """alias -> version for every alias that points at a version which is not READY or whose
-    training run did not finish ({} is the healthy answer)."""
-    client = _client(uri)
-    bad = {}
-    for alias, version in aliases(name, uri=uri).items():
-        v = client.get_model_version(name, version)
-        run_ok = not v.run_id or client.get_run(v.run_id).info.status == "FINISHED"
-        if v.status != "READY" or not run_ok:
-            bad[alias] = version
-    return bad
-
-
 def recorded_decision(version: str, name: str = REGISTERED_MODEL, *, uri: str | None = None) -> Decision | None:
     """The gate decision already recorded on `version` (its `gate.*` tags), if any."""
     tags = _client(uri).get_model_version(name, version).tags
@@ -77,12 +64,6 @@ def recorded_decision(version: str, name: str = REGISTERED_MODEL, *, uri: str | 
                     baseline=tags.get("gate.baseline") or None, promoted=tags.get("gate.decision") == "promoted",
                     action="gate", reason=tags.get("gate.reason", ""),
                     decided_at=datetime.fromisoformat(tags["gate.decided_at"]), figures=figures)
-
-
-def tag_version(version: str, tags: dict[str, str], name: str = REGISTERED_MODEL, *, uri: str | None = None) -> None:
-    client = _client(uri)
-    for key, value in tags.items():
-        client.set_model_version_tag(name, version, key, value)
 
 
 def ui_links(version: str, run_id: str, name: str = REGISTERED_MODEL, *, base: str = MLFLOW_UI_URL,

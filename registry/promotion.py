@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import datetime, timezone
 from typing import Any, Literal
 
@@ -258,7 +258,3 @@ def rollback(*, name: str = "conductor", tracking_uri: str | None = None) -> Dec
     client.set_registered_model_tag(name, HISTORY_TAG, json.dumps(history))
     _record(client, decision)
     return decision
-
-
-def outcomes_from(data: Mapping[str, Any]) -> Outcomes:
-    return Outcomes.model_validate(data)

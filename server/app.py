@@ -10,7 +10,6 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -24,9 +23,9 @@ from starlette.routing import Route
 from server.endpoints import CHAT, RESPONSES, Endpoint
 from server.guards import KeyRing
 from server.progress import Event
-from server.recording import write_run
+from server.recording import run_lifecycle
 from server.schemas import ApiError
-from server.service import Service
+from server.service import Job, Service
 from server.timing import RequestMetrics
 
 log = logging.getLogger("conductor.serve")
@@ -67,15 +66,19 @@ def create_app(service: Service, keys: KeyRing | None) -> Starlette:
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         service.stager.start()
-        await asyncio.to_thread(write_run, config.warehouse_path, service.run)
+        life = run_lifecycle(config.warehouse_path, service.run)
+        await asyncio.to_thread(life.__enter__)
+        error: BaseException | None = None
         try:
             yield
+        except BaseException as exc:
+            error = exc
+            raise
         finally:
             await service.drain()
             await service.pool.aclose()
             await catalog.aclose()
-            service.run.status, service.run.finished_at = "finished", datetime.now(UTC)
-            await asyncio.to_thread(write_run, config.warehouse_path, service.run)
+            await asyncio.to_thread(life.end_with, error)
 
     async def _api_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, ApiError)
@@ -135,15 +138,18 @@ def create_app(service: Service, keys: KeyRing | None) -> Starlette:
             key_id = authenticate(request)
             req = parse_body(endpoint.request, await read_body(request, config.max_body_bytes))
             question = endpoint.question(req)
+            effort = endpoint.effort(req)
             model = await catalog.resolve(req.model)
+            pool = service.pool_without(req.conductor.exclude if req.conductor else [])
+            job = Job(question, req.max_usd, key_id, model.planner, pool, effort)
             admit(key_id)
             if req.stream:
                 # started here, not in the generator: a client gone before the first byte still frees its slot
                 events: asyncio.Queue[Event] = asyncio.Queue()
-                task = service.start(question, req.max_usd, key_id, model.planner, events)
+                task = service.start(job, events)
                 return StreamingResponse(endpoint.stream(req, task, events, model), media_type="text/event-stream")
             # a client gone stops nothing
-            trace = await asyncio.shield(service.start(question, req.max_usd, key_id, model.planner))
+            trace = await asyncio.shield(service.start(job))
             return JSONResponse(endpoint.answer(req, trace, model))
 
         return handle

@@ -64,7 +64,7 @@ def serve(
         config = ServeConfig(model_name=name, model_ref=model, pool_file=pool,
                              max_usd_cap=max_usd, request_timeout_s=timeout_s,
                              requests_per_minute=rpm, burst=burst, concurrency_per_key=per_key,
-                             staging_dir=staging or settings.home / "staging",
+                             staging_dir=staging or settings.staging_dir,
                              registry_models=registry, registry_ttl_s=registry_ttl,
                              model_cache_dir=settings.home / "serve-models",
                              warehouse_path=settings.warehouse_path, execution=settings.execution)

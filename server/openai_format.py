@@ -10,6 +10,7 @@ import time
 import uuid
 from typing import Any
 
+from conductor.effort import stated_effort
 from conductor.trace import Trace
 
 
@@ -27,7 +28,7 @@ def extension(trace: Trace, served_by: str | None = None) -> dict[str, Any]:
     """`served_by`: what planned (the start reference, or `conductor/VERSION` from the registry)."""
     return {"trace_id": trace.trace_id, "served_by": served_by, "cost_usd": trace.usage.cost_usd, "status": status_of(trace),
             "parse_status": trace.parse_status, "calls": trace.calls, "retries": trace.usage.retries,
-            "stop_reason": trace.stop_reason}
+            "stop_reason": trace.stop_reason, "effort": stated_effort(trace.conductor_prompt)}
 
 
 def status_of(trace: Trace) -> str:

@@ -7,13 +7,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
-import socket
 import uuid
-from datetime import UTC, datetime
 from pathlib import Path
 
 from conductor.trace import Trace
+from warehouse.lifecycle import RunLifecycle, run_here
 from warehouse.records import Run
 from warehouse.staging import stage_traces
 from warehouse.store import TraceStore
@@ -22,8 +20,13 @@ log = logging.getLogger("conductor.serve")
 
 
 def new_run(method: str, simulated: bool, params: dict[str, object]) -> Run:
-    return Run(run_id=f"serve-{uuid.uuid4().hex[:12]}", kind="serve", method=method, simulated=simulated,
-               host=socket.gethostname(), pid=os.getpid(), started_at=datetime.now(UTC), params=params)
+    return run_here(f"serve-{uuid.uuid4().hex[:12]}", "serve", method=method, simulated=simulated, params=params)
+
+
+def run_lifecycle(warehouse_path: Path | None, run: Run) -> RunLifecycle:
+    """The server's row, `running` while it serves and `finished` when it stops (`failed` when
+    serving ends in an error), written by `write_run`: never fatal."""
+    return RunLifecycle(run, lambda row: write_run(warehouse_path, row))
 
 
 def write_run(warehouse_path: Path | None, run: Run) -> bool:

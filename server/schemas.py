@@ -9,6 +9,8 @@ from typing import Annotated, Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from conductor.effort import Effort, UnservedEffort, client_effort
+
 
 class ApiError(Exception):
     """An error answered as `{"error": {"message", "type", "code", "param"}}`."""
@@ -55,6 +57,14 @@ class StreamOptions(BaseModel):
 MaxUsd = Annotated[float | None, Field(gt=0, description="Extension: this request's dollar budget.")]
 
 
+class ConductorOptions(BaseModel):
+    """Extension: the request's `conductor` field, what the Conductor is asked to do differently."""
+
+    model_config = ConfigDict(extra="forbid")
+    exclude: list[str] = Field(default_factory=list,
+                               description="Worker ids opted out: the Conductor plans over the rest, none is called.")
+
+
 class QuestionRequest(Protocol):
     """What server/app.py reads of every body that asks a question (the rest is the endpoint's:
     server/endpoints.py). A Protocol, not a base class: the fields keep their order in each body,
@@ -63,6 +73,7 @@ class QuestionRequest(Protocol):
     model: str
     stream: bool
     max_usd: float | None
+    conductor: ConductorOptions | None
 
 
 class ChatRequest(BaseModel):
@@ -73,6 +84,14 @@ class ChatRequest(BaseModel):
     stream_options: StreamOptions | None = None
     n: int = Field(default=1, ge=1, le=1, description="One answer per request: a workflow is one run.")
     max_usd: MaxUsd = None
+    conductor: ConductorOptions | None = None
+    # the client's word (conductor/effort.py CLIENT_EFFORTS says what each is served at)
+    reasoning_effort: str | None = None
+
+
+class Reasoning(BaseModel):
+    model_config = ConfigDict(extra="allow")  # `summary` and the like: accepted, not used
+    effort: str | None = None
 
 
 class ResponsesRequest(BaseModel):
@@ -82,6 +101,25 @@ class ResponsesRequest(BaseModel):
     instructions: str | None = None
     stream: bool = False
     max_usd: MaxUsd = None
+    conductor: ConductorOptions | None = None
+    reasoning: Reasoning | None = None
+
+
+def served_effort(word: str | None, param: str) -> Effort | None:
+    """The effort level a request asks for (None: none stated); a word not served is a 400
+    naming the served ones, OpenAI's `unsupported_value`."""
+    try:
+        return client_effort(word)
+    except UnservedEffort as exc:
+        raise ApiError(400, str(exc), code="unsupported_value", param=param) from None
+
+
+def chat_effort(req: ChatRequest) -> Effort | None:
+    return served_effort(req.reasoning_effort, "reasoning_effort")
+
+
+def responses_effort(req: ResponsesRequest) -> Effort | None:
+    return served_effort(req.reasoning.effort if req.reasoning else None, "reasoning.effort")
 
 
 def conversation(turns: list[tuple[str, str]]) -> str:

@@ -6,22 +6,39 @@ from __future__ import annotations
 import asyncio
 import logging
 from contextvars import copy_context
+from dataclasses import dataclass
 
 from conductor.config import ExecutionConfig
+from conductor.effort import Effort
 from conductor.executor import RunOptions, plan_and_run
 from conductor.planners import Planner
 from conductor.trace import Trace
 from conductor.types import Task
-from conductor.workers.pool import Pool
+from conductor.workers.pool import Pool, PoolError
 from server.config import ServeConfig
 from server.catalog import Catalog
 from server.guards import Limits
 from server.metrics import Metrics
 from server.progress import Event, watch
 from server.recording import TraceStager
+from server.schemas import ApiError
 from warehouse.records import Run
 
 log = logging.getLogger("conductor.serve")
+
+
+@dataclass(frozen=True)
+class Job:
+    """One admitted request, as the service runs it."""
+
+    question: str
+    max_usd: float | None
+    key_id: str
+    planner: Planner
+    # the request's pool (`Service.pool_without`); None: the server's
+    pool: Pool | None = None
+    # the level the request asked for, stated in the Conductor's prompt (None: none stated)
+    effort: Effort | None = None
 
 
 class Service:
@@ -48,27 +65,37 @@ class Service:
             found = self._executions[cap] = self.config.execution.model_copy(update={"max_usd_per_question": cap})
         return found
 
-    async def _solve(self, question: str, max_usd: float | None, planner: Planner) -> Trace:
-        task = Task.adhoc(question, source="serve")
+    def pool_without(self, exclude: list[str]) -> Pool:
+        """The pool less the workers a request opts out of (the same workers, slots and breakers);
+        an unknown id is a 400."""
+        if not exclude:
+            return self.pool
+        try:
+            return self.pool.without(exclude)
+        except PoolError as exc:
+            raise ApiError(400, f"invalid request: conductor.{exc}", param="conductor.exclude") from None
+
+    async def _solve(self, job: Job) -> Trace:
+        task = Task.adhoc(job.question, source="serve")
+        pool = job.pool if job.pool is not None else self.pool
         try:
             async with asyncio.timeout(self.config.request_timeout_s):
-                options = RunOptions(config=self.execution_for(max_usd), run_id=self.run.run_id)
-                return await plan_and_run(task, self.pool, planner, options)
+                options = RunOptions(config=self.execution_for(job.max_usd), run_id=self.run.run_id, effort=job.effort)
+                return await plan_and_run(task, pool, job.planner, options)
         except TimeoutError:
             # The calls made so far are lost with the cancelled run; the request itself is kept.
             return Trace(problem_id=task.id, source=task.source, domain=task.domain, pool=self.pool.ids,
                          run_id=self.run.run_id, stop_reason=f"request timed out after {self.config.request_timeout_s:g}s",
                          wall_s=self.config.request_timeout_s)
 
-    def start(self, question: str, max_usd: float | None, key_id: str, planner: Planner,
-              events: asyncio.Queue[Event] | None = None) -> asyncio.Task[Trace]:
+    def start(self, job: Job, events: asyncio.Queue[Event] | None = None) -> asyncio.Task[Trace]:
         """Start solving in its own task, which records the trace and frees the key's slot when it
         ends, whether or not the client is still there to read the answer."""
         ctx = copy_context()
         ctx.run(watch, events)
-        task = asyncio.get_running_loop().create_task(self._solve(question, max_usd, planner), context=ctx)
+        task = asyncio.get_running_loop().create_task(self._solve(job), context=ctx)
         self.in_flight.add(task)
-        task.add_done_callback(lambda t: self._finished(t, key_id))
+        task.add_done_callback(lambda t: self._finished(t, job.key_id))
         return task
 
     def _finished(self, task: asyncio.Task[Trace], key_id: str) -> None:

@@ -56,7 +56,7 @@ def input_fingerprint(name: str, config: CurationConfig) -> str:
 
         # the loader generates DEFAULT_N // 4 problems of its domain with DEFAULT_SEED
         return f"generated:n={DEFAULT_N // 4},seed={DEFAULT_SEED},generator={generator_version()}"
-    if config.profile == "local":
+    if config.from_samples:
         return hashlib.sha256(Path(sample_path(name)).read_bytes()).hexdigest()
     return f"hub@{SOURCES[name].revision}"
 

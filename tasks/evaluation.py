@@ -189,4 +189,5 @@ def _figures(store: TraceStore, run_id: str) -> dict[str, list[dict[str, Any]]]:
         "usage": wh.worker_usage(store, run_id),
         "mix": wh.workflow_mix(store, run_id),
         "outcomes": wh.question_outcomes(store, run_id),
+        "outages": wh.outages(store, run_id),
     }

@@ -24,7 +24,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from conductor.training.config import ConductorTrainingConfig, profile_config
-from conductor.workers.pool import read_pool_file
+from tasks.training_sink import ingest_launched
 
 
 def script(name: str) -> str:
@@ -93,7 +93,5 @@ def run_chunk(plan: ChunkPlan, logger: logging.Logger | logging.LoggerAdapter) -
         raise RuntimeError(f"accelerate launch of GRPO to step {plan.until_step} exited {rc}: " + " | ".join(tail))
     out = json.loads(result.read_text(encoding="utf-8"))
     if plan.run_id:
-        from tasks.training import ingest_launched
-
-        ingest_launched(plan.run_id, read_pool_file(plan.config().pool_file).simulated)
+        ingest_launched(plan.run_id)
     return out

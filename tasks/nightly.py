@@ -5,10 +5,6 @@ the artifacts of the summary."""
 
 from __future__ import annotations
 
-import json
-import os
-import socket
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +19,7 @@ from registry import nightly as reg
 from registry.promotion import Decision, GateConfig, Outcomes, gate
 from tasks.traces import warehouse_file
 from warehouse import nightly as wh
+from warehouse.lifecycle import run_here
 from warehouse.records import Promotion, Run
 from warehouse.store import TraceStore
 
@@ -99,12 +96,9 @@ def record_promotion(decision: Decision, evaluation_id: str, db_path: str | None
     return decision.promotion_id
 
 
-def nightly_run(run_id: str, status: str, params: dict[str, Any], simulated: bool | None,
-                started_at: datetime) -> Run:
-    done = status != "running"
-    return Run(run_id=run_id, kind="nightly", method="conductor-nightly", simulated=simulated, status=status,
-               started_at=started_at, finished_at=datetime.now(UTC) if done else None, host=socket.gethostname(),
-               pid=os.getpid(), params=params)
+def nightly_run(run_id: str, params: dict[str, Any]) -> Run:
+    """A night's `running` row (its RunLifecycle writes it and its end)."""
+    return run_here(run_id, "nightly", method="conductor-nightly", params=params)
 
 
 class Tables(BaseModel):
@@ -141,7 +135,3 @@ def publish(artifacts: Artifacts) -> None:
                                  description=title)
     for name, url in artifacts.images.items():
         create_image_artifact(image_url=url, key=f"nightly-{name.replace('_', '-')}", description=title)
-
-
-def params_json(value: Any) -> str:
-    return json.dumps(value, default=str, sort_keys=True)

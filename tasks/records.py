@@ -9,6 +9,7 @@ from prefect.cache_policies import NO_CACHE
 
 from conductor.data.schema import Problem
 from tasks.traces import warehouse_file
+from warehouse.lifecycle import RunWriter
 from warehouse.records import Run
 from warehouse.store import TraceStore
 
@@ -17,6 +18,18 @@ from warehouse.store import TraceStore
 def record_run(run: Run, db_path: str | None = None) -> None:
     with TraceStore(warehouse_file(db_path)) as store:
         store.write_runs([run])
+
+
+def run_writer(db_path: str | None = None) -> RunWriter:
+    """How a flow's RunLifecycle writes its row: through the `record-run` task (retried, shown in
+    the flow run) while the run goes on, and a failed or cancelled end directly, since a flow that
+    is failing or being cancelled may not start another task."""
+    def write(run: Run) -> None:
+        if run.status in ("running", "finished"):
+            record_run(run, db_path)
+        else:
+            record_run.fn(run, db_path)
+    return write
 
 
 @task(name="record-problems", retries=3, retry_delay_seconds=[1, 5, 20], cache_policy=NO_CACHE)

@@ -13,7 +13,6 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from conductor.data.schema import Problem
-from conductor.executor import RunOptions
 from conductor.methods import Method
 from conductor.solve import solve_many
 from conductor.trace import Trace
@@ -82,7 +81,7 @@ async def solve_all(problems: list[Problem], method: Method, run_id: str, seed: 
         async with method.open_pool(BuildContext(problems=problems)) as pool:
             try:
                 return await solve_many([Task.of(p) for p in problems], pool, method.planner,
-                                        RunOptions(config=method.execution, run_id=run_id), seed=seed,
+                                        method.run_options(run_id), seed=seed,
                                         on_done=sink.add)
             finally:
                 sink.finish()  # what finished before a failure or a Ctrl-C is kept

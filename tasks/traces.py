@@ -1,7 +1,8 @@
 """Prefect tasks that hand traces to the warehouse (thin: the work is in `warehouse/`).
 
 One process that owns the warehouse file writes directly. In a deployment where several
-processes produce traces at once, set `CONDUCTOR_WAREHOUSE_STAGING` (or pass `staging_dir`):
+processes produce traces at once, set `CONDUCTOR_WAREHOUSE_STAGING` (the settings'
+`warehouse_staging`, or pass `staging_dir`):
 each task then stages an atomic Parquet batch there, and one `ingest_staged_traces` run (or
 `conductor warehouse ingest DIR`) writes them. Either way a retry cannot duplicate a trace:
 the store replaces a question's rows by its trace id.
@@ -13,7 +14,6 @@ DuckDB writes).
 
 from __future__ import annotations
 
-import os
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -28,7 +28,7 @@ from conductor.trace import Trace
 from warehouse.staging import ingest_staged, stage_traces
 from warehouse.store import TraceStore
 
-STAGING_ENV = "CONDUCTOR_WAREHOUSE_STAGING"
+STAGING_ENV = "CONDUCTOR_WAREHOUSE_STAGING"  # sets the settings' `warehouse_staging`
 
 
 class Recorded(BaseModel):
@@ -53,7 +53,7 @@ def record_traces(
     staging_dir: str | None = None,
 ) -> Recorded:
     """Write a batch of depth-0 traces (with their rounds, steps, calls), or stage it."""
-    staging = staging_dir or os.environ.get(STAGING_ENV)
+    staging = staging_dir or Settings().warehouse_staging
     if staging:
         path = stage_traces(staging, traces)
         return Recorded(mode="staged", questions=len(traces), batch=str(path))

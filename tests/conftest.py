@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
 
 # Set before any project or rich import reads them.
 _home = tempfile.mkdtemp(prefix="conductor-test-home-")
+# Removed when the test process ends (after pytest's own teardown, the Prefect harness's included),
+# so a test run leaves nothing in TMPDIR.
+atexit.register(shutil.rmtree, _home, ignore_errors=True)
 os.environ["CONDUCTOR_HOME"] = _home  # never the user's or the Makefile's home
 os.environ["PREFECT_HOME"] = os.path.join(_home, "prefect")
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")

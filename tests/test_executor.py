@@ -175,7 +175,7 @@ async def test_recursion_replans_and_the_child_answer_is_the_step_output():
     assert child.parent_trace_id == trace.trace_id and child.depth == 1
     assert trace.run_id == child.run_id == "r"  # the options reach every round of the question
     prompt = planner.prompts[0][-1].content
-    assert "a answered" in prompt and "Earlier workflow and responses" in prompt
+    assert "# Earlier workflow\nStep 0: Model 0, attempt: a answered\n" in prompt
     assert [t.depth for t in trace.rounds()] == [0, 1]
     assert trace.calls == 3  # a, the re-plan, b
 
@@ -265,3 +265,44 @@ async def test_leaving_a_pool_closes_its_workers():
         await execute(wf([0, 1], "xy", [(), (0,)]), TASK, pool)
         assert not any(w.closed for w in ws)
     assert all(w.closed for w in ws)
+
+
+async def test_a_second_round_step_reading_prev_sees_the_first_rounds_full_responses():
+    a, b, pool = _recursive_pool()
+    # round 2: a fresh attempt by a (reads nothing), then b compares it with the whole first round
+    replan = render(wf([0, 1], ["one more", "compare all"], [(), ("prev", 0)]))
+    planner = ScriptedPlanner([replan])
+    trace = await execute(wf([0, 2], ["try", "rethink"], [(), (0,)]), TASK, pool, planner=planner)
+    child = trace.steps[1].child
+    assert child.parse_status == "ok" and child.workflow.steps[1].reads_prior
+    fresh, compare = a.seen[1].messages[-1].content, b.seen[0].messages[-1].content
+    assert "# Earlier steps" not in fresh  # the new attempt reads nothing
+    # b reads round 1's step 0 (its whole response, marked as the earlier round's) and round 2's step 0
+    assert "## Step 0: instruction\n(earlier round) try\n## Step 0: response\na answered" in compare
+    assert compare.index("(earlier round) try") < compare.index("## Step 0: instruction\none more")
+    assert trace.answer == "b answered" and trace.calls == 4  # a, the re-plan, a, b
+
+
+async def test_prev_in_a_first_round_is_a_parse_error_and_calls_nobody():
+    a, b, pool = _recursive_pool()
+    text = render(wf([0], ["x"], [("prev",)]))
+    trace = await run_plan(text, TASK, pool)
+    assert trace.parse_status == "invalid_access" and "first round" in trace.parse_error and not a.seen
+    # a re-plan whose Conductor step read nothing has no earlier round either
+    planner = ScriptedPlanner([text])
+    trace = await execute(wf([2], ["plan again"], [()]), TASK, pool, planner=planner)
+    assert trace.steps[0].child.parse_status == "invalid_access" and not a.seen
+
+
+async def test_every_round_charges_the_questions_one_budget():
+    a = ScriptedWorker(spec("a"), reply=echo("a"), cost=0.01)
+    b = ScriptedWorker(spec("b"), reply=echo("b"), cost=0.01)
+    pool = pool_of(a, b, conductor=True)
+    # round 1 spends 0.01 (a); round 2 asks for three: the third finds 0.03 of 0.025 spent (its own budget would allow it)
+    replan = render(wf([1, 1, 0], ["x", "y", "z"], [("prev",), (0,), (1,)]))
+    cfg = ExecutionConfig(max_usd_per_question=0.025)
+    trace = await execute(wf([0, 2], ["try", "again"], [(), (0,)]), TASK, pool, RunOptions(config=cfg),
+                          planner=ScriptedPlanner([replan]))
+    child = trace.steps[1].child
+    assert [s.status for s in child.steps] == ["ok", "ok", "budget_exhausted"]
+    assert len(b.seen) == 2 and len(a.seen) == 1

@@ -188,7 +188,7 @@ def test_one_definition_of_profile_default_pool_and_the_simulated_rule() -> None
         found["profile"] += [rel] * len(re.findall(r"^Profile\s*=", text, re.M))
         found["pool"] += [rel] * len(re.findall(r"""["']local\.yaml["']""", text))
         found["rule"] += [rel] * len(re.findall(r"""provider\s*[!=]=\s*(["']simulated["']|SIMULATED_PROVIDER)""", text))
-    assert found == {"profile": ["conductor/config.py"], "pool": ["conductor/config.py"],
+    assert found == {"profile": ["conductor/profiles.py"], "pool": ["conductor/config.py"],
                      "rule": ["conductor/workers/pool.py", "conductor/workers/pool.py"]}, found
 
 

@@ -137,6 +137,10 @@ def test_artifacts_are_published(night) -> None:  # noqa: ANN001
     assert "simulated" in results.lower() and s.decision.reason in results and "| avg |" in results
     summary = str(by_key["nightly-summary"].data)
     assert "challenger v2" in summary and "champion v1" in summary
+    # The UI shows a table's columns from its first row: the decision row's note must be one of them.
+    rows = json.loads(by_key["nightly-summary"].data)
+    assert [sorted(r) for r in rows] == [sorted(rows[0])] * len(rows)
+    assert rows[-1]["method"] == "decision" and "champion before: " in rows[-1]["note"]
     assert "/#/models/conductor/versions/2)" in by_key["nightly-model-version"].data  # [text](url)
     assert s.trained.run_id in by_key["nightly-training-run"].data
     # The challenger's strategies over training, an image the MLflow UI serves from its run.

@@ -6,7 +6,6 @@ DuckDB warehouse, the real `conductor-costs` flow."""
 from __future__ import annotations
 
 import asyncio
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -71,6 +70,7 @@ def test_the_gates_paired_outcomes_keep_an_unknown_cost_unknown(warehouse: Path)
 def test_the_costs_flow_and_the_nightly_row_say_unknown(warehouse: Path, prefect_harness: Path) -> None:
     from flows.nightly import Costs, nightly_costs_flow
     from tasks.nightly import nightly_run
+    from warehouse.lifecycle import ended
     from tests.test_training_flow import _messages
     from warehouse.store import TraceStore
 
@@ -86,8 +86,7 @@ def test_the_costs_flow_and_the_nightly_row_say_unknown(warehouse: Path, prefect
     assert Costs(rows=[], usd_evaluation=0.5, usd_training=None).usd_spent is None
 
     with TraceStore(warehouse) as store:
-        store.write_runs([nightly_run("night", "finished", {"usd_spent": costs.usd_spent}, False, datetime.now(UTC)),
-                          nightly_run("night-known", "finished", {"usd_spent": known.usd_spent}, False,
-                                      datetime.now(UTC))])
+        store.write_runs([ended(nightly_run("night", {"usd_spent": costs.usd_spent}), "finished"),
+                          ended(nightly_run("night-known", {"usd_spent": known.usd_spent}), "finished")])
         rows = store.query("SELECT run_id, usd_spent FROM v_nightly ORDER BY run_id").to_pylist()
     assert rows == [{"run_id": "night", "usd_spent": None}, {"run_id": "night-known", "usd_spent": pytest.approx(0.004)}]

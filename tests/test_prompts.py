@@ -6,6 +6,7 @@ from conductor.prompts import (
     EXAMPLES,
     PriorStep,
     conductor_messages,
+    compact_round,
     recursion_messages,
     split_step_message,
     step_message,
@@ -47,7 +48,7 @@ def test_examples_can_be_left_out():
 
 def test_recursion_prompt_shows_previous_work_and_how_to_keep_it():
     prior = [PriorStep(0, "a", "Solve it.", "It is 4.")]
-    msgs = recursion_messages("What is 2+2?", SPECS, prior)
+    msgs = recursion_messages("What is 2+2?", SPECS, prior, full_responses=True)
     last = msgs[-1].content
     assert "## Step 0 (a)\nInstruction: Solve it.\nResponse:\nIt is 4." in last
     assert "model_id = [], subtasks = [], access_list = []" in last
@@ -64,3 +65,33 @@ def test_step_message_order_and_inverse():
     assert parts.task == "The task." and parts.instruction == "Merge them." and "## Step 2: response" in parts.context
     [alone] = step_message("T", [], "Do.")
     assert alone.content == "# Task\nT\n\n# Your instruction\nDo."
+
+
+def test_recursion_prompt_shows_the_earlier_round_compactly():
+    """Each step's number, worker, role and final answer, and how far the answers agree; no
+    instruction and no full response (those reach round 2's workers through "prev")."""
+    long = "Let me think. " * 50
+    prior = [
+        PriorStep(0, "a", "Solve it.", long + "The final answer is $\\boxed{4}$.", reads=()),
+        PriorStep(1, "b", "Solve it.", long + "The final answer is $\\boxed{5}$.", reads=()),
+        PriorStep(2, "a", "Solve it.", "So \\boxed{4}", reads=()),
+        PriorStep(3, "b", "Compare them.", "Answer: \\boxed{4}", reads=(0, 1, 2)),
+    ]
+    last = recursion_messages("What is 2+2?", SPECS, prior)[-1].content
+    assert ("# Earlier workflow\nStep 0: Model 0, attempt: 4\nStep 1: Model 1, attempt: 5\nStep 2: Model 0, attempt: 4\n"
+            "Step 3: Model 1, comparison: 4\nAgreement: 3 of 4 steps give the final answer: most agree.") in last
+    assert "Let me think" not in last and "Compare them." not in last
+    assert '"prev"' in last and "model_id = [], subtasks = [], access_list = []" in last
+
+
+def test_agreement_words_and_programs():
+    code = "```python\nprint(1)\nprint(2)\n```"
+    same = [PriorStep(i, "a", "x", code, reads=()) for i in range(2)]
+    assert compact_round(same, SPECS).endswith("Agreement: 2 of 2 steps give the final answer: all agree.")
+    assert "attempt: a program of 2 lines" in compact_round(same, SPECS)
+    split = [PriorStep(0, "a", "x", "Answer: B", reads=()), PriorStep(1, "b", "y", "Answer: C", reads=(0,))]
+    assert compact_round(split, SPECS).endswith("check: C\nAgreement: 1 of 2 steps give the final answer: they disagree.")
+    silent = [PriorStep(0, "a", "x", "", reads=())]
+    assert compact_round(silent, SPECS).endswith("no answer\nAgreement: the final step gave no answer.")
+    reader = [PriorStep(0, "zed", "x", "Answer: B", reads=(), reads_prior=True)]
+    assert compact_round(reader, SPECS).startswith("Step 0: zed, check of the round before: B")

@@ -33,9 +33,9 @@ def test_run_flow_records_runs_problems_traces_and_its_summary(prefect_harness, 
 
 
 def test_conductor_run_creates_a_missing_prefect_home(tmp_path, monkeypatch):
-    from flows.cli import _ensure_prefect_home
+    from flows.cli import ensure_prefect_home
 
     target = tmp_path / "fresh" / "conductor-home" / "prefect"
     monkeypatch.setenv("PREFECT_HOME", str(target))
-    _ensure_prefect_home()
+    ensure_prefect_home()
     assert target.is_dir()

@@ -7,7 +7,7 @@ import pytest
 from conductor.trace import StepRecord, Trace
 from conductor.workflow import parse
 from conductor.shapes import shape_of
-from conductor.shapes import SHAPES, classify
+from conductor.shapes import TRACE_SHAPES, classify
 
 
 @pytest.mark.parametrize(
@@ -27,7 +27,7 @@ from conductor.shapes import SHAPES, classify
 )
 def test_classify(reads, subtasks, kwargs, shape):
     assert classify(reads, subtasks, **kwargs) == shape
-    assert shape in SHAPES
+    assert shape in TRACE_SHAPES
 
 
 def test_other_is_the_fallback_for_reads_no_workflow_makes():

@@ -26,7 +26,7 @@ from conductor.training.sft_data import TASK_LINES
 from conductor.training.strategies import all_phrases, stated_plan
 from conductor.training.warm import warm_started_tiny
 from registry.runs import TrainingRun
-from tasks.training import WarehouseSink
+from tasks.training_sink import WarehouseSink
 from conductor.workflow import ParseError, parse
 from warehouse.store import TraceStore
 
@@ -127,20 +127,20 @@ def test_grpo_steps_change_weights_and_log_to_mlflow(tmp_path, warm, monkeypatch
     assert "eval_accuracy" in run.data.metrics
     version = client.get_model_version_by_alias("conductor", "challenger")
     assert version.run_id == outcome.tracking_run_id
-    # Every rollout is in the warehouse, under a `train` run carrying the MLflow run id, and the
-    # run's curve (one row per step) is in v_training_curves.
+    # Every rollout is in the warehouse, under the sink's `train` run carrying the MLflow run id,
+    # and the run's curve (one row per step) is in v_training_curves.
     with TraceStore(tmp_path / "wh.duckdb", read_only=True) as store:
-        run_row = store.query("SELECT kind, status, mlflow_run_id, simulated FROM runs").to_pylist()
-        assert run_row == [{"kind": "train", "status": "finished", "mlflow_run_id": outcome.tracking_run_id,
-                            "simulated": True}]
-        n = store.query("SELECT count(*) AS n FROM traces WHERE run_id = ?", [outcome.tracking_run_id]).to_pylist()
+        run_row = store.query("SELECT run_id, kind, status, mlflow_run_id, simulated FROM runs").to_pylist()
+        assert run_row == [{"run_id": warehouse.run_id, "kind": "train", "status": "finished",
+                            "mlflow_run_id": outcome.tracking_run_id, "simulated": True}]
+        n = store.query("SELECT count(*) AS n FROM traces WHERE run_id = ?", [warehouse.run_id]).to_pylist()
         assert n == [{"n": 16}]
         curve = store.query("SELECT step, reward, parse_rate FROM v_training_curves WHERE run_id = ? ORDER BY step",
-                            [outcome.tracking_run_id]).to_pylist()
+                            [warehouse.run_id]).to_pylist()
         assert [r["step"] for r in curve] == [0, 1] and all(0 <= r["parse_rate"] <= 1 for r in curve)
         # Its strategies: each step's 8 first-round rollouts, by domain and shape (v_training_shapes).
         shapes = store.query("SELECT step, domain, sum(rollouts) AS n, sum(share) AS total FROM v_training_shapes"
-                             " WHERE run_id = ? GROUP BY step, domain", [outcome.tracking_run_id]).to_pylist()
+                             " WHERE run_id = ? GROUP BY step, domain", [warehouse.run_id]).to_pylist()
         assert {r["step"]: 0 for r in shapes} == {0: 0, 1: 0} and all(r["total"] == pytest.approx(1) for r in shapes)
         assert [sum(r["n"] for r in shapes if r["step"] == s) for s in (0, 1)] == [8, 8]
     # The reward's shape shares reached MLflow through TRL's log_metric, and drew the strategies plot.
@@ -232,9 +232,24 @@ def test_recursion_rows_get_a_second_round_from_the_policy(tmp_path, warm) -> No
     ran = {t.trace_id for t in firsts if t.workflow is not None and t.steps}
     assert ran  # (seeded sampling: the same rollouts every run)
     assert {t.parent_trace_id for t in seconds if t.depth == 1} == ran
-    assert all(t.conductor_prompt and "Earlier workflow and responses" in t.conductor_prompt[-1].content
+    assert all(t.conductor_prompt and "# Earlier workflow\nStep 0: " in t.conductor_prompt[-1].content
                for t in seconds if t.depth == 1)
     assert all("conductor" in t.pool for t in firsts)
+
+
+def test_second_round_rows_put_the_second_rounds_text_in_the_loss(tmp_path, warm) -> None:
+    """With every row a second round: its prompt shows a first round the starting model wrote and
+    ran, its completions are the trainer's samples, and each is run after that first round (depth
+    1, no forced further round). (Whether a step moves the weights depends on the groups' rewards
+    differing: the fixture's groups of 4 at temperature 0.5 often do not.)"""
+    model_dir, train, _ = warm
+    sunk = []
+    cfg = local_profile(tmp_path / "run", model_name_or_path=str(model_dir), max_steps=1, second_round_fraction=1.0,
+                        **SMALL)
+    result = train_grpo(cfg, train, sink=lambda t, step: sunk.append(t))
+    assert len(sunk) == 8 and all(t.depth == 1 and t.parent_trace_id is None for t in sunk)
+    assert all("# Earlier workflow\nStep 0: Model " in t.conductor_prompt[-1].content for t in sunk)
+    assert result.steps == 1 and result.rollouts == 8
 
 
 def test_a_kl_reference_model_builds_for_the_conductor_model(tmp_path, warm) -> None:

@@ -116,7 +116,7 @@ async def test_recursion_blends_the_second_round(pool: Pool, first: str, second:
     out, _, _ = await _call(reward, [first], ["right", "wrong", "conductor"], recursion=True)
     assert out == [pytest.approx(blend(r0, r1, 0.25))]
     # The policy saw the first round's responses; the second round is the first's child.
-    assert "Earlier workflow and responses" in policy.seen[0][-1].content
+    assert "# Earlier workflow\nStep 0: Model " in policy.seen[0][-1].content
     first_trace, second_trace = sunk
     assert second_trace.parent_trace_id == first_trace.trace_id and second_trace.depth == 1
 

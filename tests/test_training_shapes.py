@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from conductor.trace import Trace
 from conductor.verify.verdict import Verdict
 from conductor.workflow import parse
-from tasks.training import WarehouseSink
+from tasks.training_sink import WarehouseSink
 from warehouse.store import TraceStore
 
 DOMAIN_SOURCE = {"math": "MATH", "choice": "MMLU"}
@@ -72,17 +72,18 @@ def _pixels(png: Path, colour: tuple[int, int, int]) -> int:
 def test_conductor_plot_draws_a_training_runs_strategies(tmp_path: Path, plot_titles: list, simulated: bool) -> None:
     from conductor.cli.main import app
 
-    sink = WarehouseSink(tmp_path / "wh.duckdb", tmp_path / "staging", run_id="train-y", simulated=simulated)
+    # A sink that names its run writes its row (kind train, simulated or not), which the plot reads.
+    sink = WarehouseSink(tmp_path / "wh.duckdb", tmp_path / "staging", simulated=simulated)
     for step in range(4):  # single gives way to 3 attempts + an aggregator
         for k in range(4):
             sink(rollout("math", FAN if k < step else SINGLE), step)
             sink(rollout("choice", VERIFY if k < step else None), step)
     sink.close()
-    res = CliRunner().invoke(app, ["plot", "train-y", "--out", str(tmp_path / "p"), "--db", str(tmp_path / "wh.duckdb")])
+    res = CliRunner().invoke(app, ["plot", sink.run_id, "--out", str(tmp_path / "p"), "--db", str(tmp_path / "wh.duckdb")])
     assert res.exit_code == 0, res.output
     png = tmp_path / "p" / "strategies.png"
     assert str(png) in res.output
-    assert ("Strategies over training: run train-y", simulated) in plot_titles  # labelled as its run is
+    assert (f"Strategies over training: run {sink.run_id}", simulated) in plot_titles  # labelled as its run is
     assert _pixels(png, ORANGE) > 5000 and _pixels(png, PURPLE) == 0
 
 

@@ -43,18 +43,25 @@ def test_sql_prints_a_table_csv_and_json(db):
     assert len(data) == 2 and isinstance(data[0]["pool"], list) and data[0]["created_at"].startswith("2026-")
 
 
-def test_a_wide_result_is_drawn_by_duckdb_within_the_terminal_width(db, monkeypatch):
-    """v_leaderboard's 10 columns at 80 columns of text: DuckDB's box renderer shows what fits,
-    one line per row, elides the rest ("…") and says so in its footer (rich folded every cell
-    into a vertical strip)."""
+def test_a_wide_result_shows_every_column(db, monkeypatch):
+    """v_leaderboard's 10 columns at 80 columns of text: wider than the terminal, so one line per
+    column per row (DuckDB's `line` mode), every column's value shown, floats rounded; a narrow
+    result stays DuckDB's box; --csv keeps the exact value."""
     monkeypatch.setenv("COLUMNS", "80")
     res = runner.invoke(app, ["sql", "SELECT * FROM v_leaderboard ORDER BY benchmark", "--db", str(db)])
     assert res.exit_code == 0, res.output
-    lines = res.output.rstrip("\n").splitlines()
-    assert max(len(line) for line in lines) <= 80
-    assert sum("│ conductor@1 " in line for line in lines) == 4  # one line per row, the cell whole
-    assert "varchar" in lines[2] and "…" in lines[1]  # the types under the names; elided columns marked
-    assert lines[-1].split()[:2] == ["4", "rows"] and "10 columns (" in lines[-1]
+    with TraceStore(db, read_only=True) as store:
+        board = store.query("SELECT * FROM v_leaderboard ORDER BY benchmark")
+    lines = res.output.splitlines()
+    for name in board.column_names:  # each column, once per row, with its value
+        assert sum(line.split(" = ")[0].strip() == name for line in lines) == board.num_rows, name
+    accuracy = [line.split(" = ")[1] for line in lines if line.split(" = ")[0].strip() == "accuracy"]
+    assert accuracy == [str(round(a, 4)) for a in board.column("accuracy").to_pylist()]
+    assert lines[-1].startswith(f"{board.num_rows} rows, {board.num_columns} columns (one line per column")
+    res = runner.invoke(app, ["sql", "SELECT avg(accuracy) AS a FROM v_leaderboard", "--db", str(db)])
+    assert "│ 0.5286 │" in res.output and "1 row" in res.output  # narrow: the box, rounded
+    res = runner.invoke(app, ["sql", "SELECT avg(accuracy) AS a FROM v_leaderboard", "--db", str(db), "--csv"])
+    assert res.output == "a\n0.5285714285714285\n"  # exact
     # More rows than --max-rows: the middle is elided and the footer counts them all.
     res = runner.invoke(app, ["sql", "SELECT trace_id FROM traces", "--db", str(db), "--max-rows", "6"])
     assert res.exit_code == 0, res.output

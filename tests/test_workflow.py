@@ -189,9 +189,44 @@ def test_an_internal_bug_raises_instead_of_passing_for_bad_input(monkeypatch):
     """parse handles what a text can cause, not every exception: a bug must not read as not_a_list."""
     import conductor.workflow as workflow_module
 
-    def broken(value, index):
+    def broken(value, index, earlier_round):
         raise KeyError("bug")
 
     monkeypatch.setattr(workflow_module, "_access", broken)
     with pytest.raises(KeyError, match="bug"):
         parse("model_id = [0]\nsubtasks = ['x']\naccess_list = [[]]", 1)
+
+
+def test_prev_reads_the_earlier_round_in_a_recursion_round():
+    text = lists("[0, 1, 1]", '["More.", "Again.", "Compare all."]', '[[], "prev", ["prev", 0, 1]]')
+    wf = parse(text, 2, earlier_round=True)
+    assert isinstance(wf, Workflow), wf
+    assert wf.access_list == ((), ("prev",), ("prev", 0, 1))
+    assert [(s.reads, s.reads_prior) for s in wf.steps] == [((), False), ((), True), ((0, 1), True)]
+    assert wf.reads_prior and wf.depth() == 2
+    assert parse(render(wf), 2, earlier_round=True) == wf
+    assert validate(wf, 2, earlier_round=True) is None
+    assert parse(lists("[0]", '["x"]', '[["PREV "]]'), 1, earlier_round=True).access_list == (("prev",),)
+
+
+@pytest.mark.parametrize(
+    ("access", "earlier_round", "reason", "detail"),
+    [
+        ('[[], ["prev"]]', False, R.INVALID_ACCESS, "first round"),
+        ('[[], "prev"]', False, R.INVALID_ACCESS, "first round"),
+        ('[[], ["previous"]]', True, R.INVALID_ACCESS, "got"),
+        ('[[], ["prev", "x"]]', True, R.INVALID_ACCESS, "got"),
+        ('[[], ["prev", 1]]', True, R.SELF_REFERENCE, "reads itself"),
+        ('[[], ["prev", 3]]', True, R.FORWARD_REFERENCE, "not an earlier step"),
+        ('[[], ["prev", -1]]', True, R.FORWARD_REFERENCE, "not an earlier step"),
+    ],
+)
+def test_malformed_prev_is_a_parse_error(access, earlier_round, reason, detail):
+    got = parse(lists("[0, 0]", '["x", "y"]', access), 1, earlier_round=earlier_round)
+    assert isinstance(got, ParseError) and got.reason is reason and detail in got.detail, got
+
+
+def test_a_code_built_first_round_may_not_read_prev():
+    reads_prev = Workflow(model_id=(0,), subtasks=("x",), access_list=(("prev",),))
+    assert validate(reads_prev, 1).reason is R.INVALID_ACCESS
+    assert validate(reads_prev, 1, earlier_round=True) is None

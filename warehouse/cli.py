@@ -12,14 +12,15 @@ import duckdb
 import pyarrow as pa
 import typer
 
-from conductor.cli.common import UserError, console, err_console, fail, user_errors
+from conductor.cli.common import UserError, add_user_errors, console, err_console, fail, user_errors
 from conductor.config import Settings
 from warehouse import migrations
 from warehouse.sql import quote
-from warehouse.output import box, print_table, write_result
+from warehouse.output import box, fits, print_table, rounded, vertical, write_result
 from warehouse.staging import ingest_staged, pending
 from warehouse.store import TraceStore
 
+WIDE = 100_000  # the box at any width, to see whether it fits the terminal
 DB_HELP = "Warehouse file (default: $CONDUCTOR_HOME/warehouse.duckdb)."
 wh_app = typer.Typer(help="Inspect, migrate, export and feed the trace warehouse.", no_args_is_help=True)
 
@@ -51,8 +52,13 @@ def _emit(store: TraceStore, sql: str, fmt: str, max_rows: int) -> None:
     elif fmt in ("csv", "json"):
         write_result(table, fmt, sys.stdout)  # type: ignore[arg-type]
     else:
-        # The terminal's width (80 when it is not a terminal, or $COLUMNS): DuckDB elides what does not fit.
-        sys.stdout.write(box(table, width=shutil.get_terminal_size().columns, max_rows=max_rows))
+        # The terminal's width (80 when it is not a terminal, or $COLUMNS). DuckDB's box elides the
+        # columns that do not fit; a result wider than the terminal is shown one line per column
+        # instead, so that no column is hidden. Floats are rounded for the eye (--csv/--json are exact).
+        width = shutil.get_terminal_size().columns
+        shown = rounded(table)
+        whole = box(shown, width=WIDE, max_rows=max_rows)
+        sys.stdout.write(whole if fits(whole, width) else vertical(shown, max_rows=max_rows))
 
 
 def _repl(store: TraceStore, fmt: str, max_rows: int) -> None:
@@ -185,6 +191,8 @@ def ingest(
     watch: Optional[float] = typer.Option(None, "--watch", help="Keep ingesting every N seconds."),
 ) -> None:
     """The single writer: ingest staged trace batches (each in one transaction), then delete them."""
+    if watch is None and not staging.is_dir():
+        raise fail(f"no staging directory {staging}")
     with user_errors(duckdb.Error, migrations.SchemaError):
         with TraceStore(_path(db)) as store:
             while True:
@@ -199,5 +207,6 @@ def ingest(
 
 def register(app: typer.Typer) -> None:
     """Add this layer's commands to the `conductor` CLI."""
+    add_user_errors(duckdb.Error, migrations.SchemaError)  # a bad query, a warehouse too new
     app.command("sql")(sql_command)
     app.add_typer(wh_app, name="warehouse")

@@ -1,4 +1,4 @@
-"""The drift check's reads: each worker's figures of an evaluation (`v_worker_nights`, m012), the
+"""The drift check's reads: each worker's figures of an evaluation (`v_worker_nights`, m013), the
 night before it, and the per-question, per-attempt and per-call values its bootstrap resamples."""
 
 from __future__ import annotations

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from warehouse.sql import transaction
 from warehouse.store import TraceStore
 
 
@@ -35,7 +34,7 @@ def fill_costs(store: TraceStore, run_id: str) -> int:
     """(Re)compute the `costs` rows of a run or evaluation from its calls; returns the row count.
     Idempotent: the run's computed rows are replaced, never added to."""
     ids = _ids(store, run_id)
-    with store._lock, transaction(store.con) as con:
+    with store.writing() as con:
         con.execute("DELETE FROM costs WHERE basis = 'computed' AND list_contains(?, run_id)", [ids])
         con.execute(
             """INSERT INTO costs BY NAME
@@ -56,6 +55,18 @@ def costs_by_worker(store: TraceStore, run_id: str) -> list[dict[str, Any]]:
         FROM costs c JOIN runs r ON r.run_id = c.run_id
         WHERE c.basis = 'computed' AND list_contains(?, c.run_id)
         GROUP BY ALL ORDER BY r.method, c.benchmark, cost_usd DESC""", [_ids(store, run_id)])
+
+
+def outages(store: TraceStore, run_id: str) -> list[dict[str, Any]]:
+    """Each outage of a run or evaluation (view v_outages, m012): per method, the worker asked,
+    who answered for it, the steps that went to a fallback and how many of them it was not called
+    on (its breaker open)."""
+    return _rows(store, """
+        SELECT r.method, o.worker_id, o.answered_by, sum(o.steps)::BIGINT AS steps,
+               sum(o.not_called)::BIGINT AS not_called, sum(o.answered)::BIGINT AS answered
+        FROM v_outages o JOIN runs r ON r.run_id = o.run_id
+        WHERE list_contains(?, o.run_id)
+        GROUP BY ALL ORDER BY r.method, o.worker_id, steps DESC, o.answered_by NULLS LAST""", [_ids(store, run_id)])
 
 
 def costs_by_benchmark(store: TraceStore, run_id: str) -> list[dict[str, Any]]:

@@ -29,7 +29,8 @@ MIGRATIONS: list[str] = [
     "m009_nightly",
     "m010_training_shapes",
     "m011_drop_evaluations_repeat_cost_known",
-    "m012_worker_nights",
+    "m012_step_fallbacks",
+    "m013_worker_nights",
 ]
 LATEST = len(MIGRATIONS)  # the schema version: how many migrations this code knows
 

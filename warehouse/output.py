@@ -73,6 +73,51 @@ def box(table: pa.Table, *, width: int, max_rows: int) -> str:
     return text + "\n"
 
 
+def rounded(table: pa.Table) -> pa.Table:
+    """`table` with its floating-point columns rounded for a terminal: 4 decimals from 1 up, 4
+    significant digits below 1 (`50.04509480000002` -> 50.0451, 0.005421337 -> 0.005421).
+    What --csv and --json write is never rounded."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    columns = []
+    for column in table.columns:
+        if pa.types.is_floating(column.type):
+            values = column.to_numpy(zero_copy_only=False).astype("float64")
+            with np.errstate(divide="ignore", invalid="ignore"):
+                magnitude = np.floor(np.log10(np.abs(values)))
+            digits = np.clip(np.nan_to_num(3 - magnitude, nan=4, posinf=4, neginf=4), 4, 15).astype(int)
+            scale = np.power(10.0, digits)
+            out = np.where(np.isfinite(values), np.round(values * scale) / scale, values)
+            column = pa.array(out, type=column.type, mask=pc.is_null(column).to_numpy(zero_copy_only=False))
+        columns.append(column)
+    return pa.table(columns, names=table.column_names)
+
+
+def vertical(table: pa.Table, *, max_rows: int) -> str:
+    """One line per column per row, as DuckDB's `line` mode prints (the name right-aligned, ` = `,
+    the value whole): for a result wider than the terminal, so that no column is hidden."""
+    names = table.column_names
+    pad = max((len(n) for n in names), default=0)
+    blocks = ["\n".join(f"{name:>{pad}} = {_line_cell(value)}" for name, value in row.items())
+              for row in table.slice(0, max_rows).to_pylist()]
+    n, more = table.num_rows, table.num_rows - max_rows
+    note = f"{n} row{'s' if n != 1 else ''}, {table.num_columns} columns (one line per column: wider than the terminal)"
+    if more > 0:
+        note += f"; {more} rows not shown (--max-rows, or --csv / --json prints all)"
+    return "\n\n".join(blocks) + ("\n\n" if blocks else "") + note + "\n"
+
+
+def _line_cell(value: Any) -> str:
+    if isinstance(value, float):
+        return repr(value)  # already rounded: its shortest repr
+    return _cell(value)
+
+
+def fits(text: str, width: int) -> bool:
+    return max((len(line) for line in text.splitlines()), default=0) <= width
+
+
 def write_result(table: pa.Table, fmt: Literal["csv", "json"], out: TextIO) -> None:
     """`table` as CSV (a header, then DuckDB's CSV writer) or as one JSON array of row objects
     (DuckDB's JSON writer), written to `out`. DuckDB writes files, so it goes through a temporary one."""

@@ -56,7 +56,8 @@ STEP_SCHEMA = pa.schema([
     ("trace_id", STR), ("step_index", I32), ("root_trace_id", STR), ("run_id", STR),
     ("worker_id", STR), ("subtask", STR), ("reads", pa.list_(I32)), ("status", STR), ("output", STR),
     ("error", STR), ("started_at_s", F64), ("finished_at_s", F64), ("latency_s", F64),
-    ("call_id", STR), ("child_trace_id", STR),
+    ("call_id", STR), ("child_trace_id", STR), ("answered_by", STR), ("fallback_call_id", STR),
+    ("fallback_reason", STR),
 ])
 CALL_SCHEMA = pa.schema([
     ("call_id", STR), ("trace_id", STR), ("root_trace_id", STR), ("run_id", STR), ("step_index", I32),
@@ -156,9 +157,11 @@ def flatten(traces: Iterable[Trace]) -> Batch:
                     t.trace_id, s.index, rid, t.run_id, s.worker_id, s.subtask, list(s.reads), s.status,
                     s.output, s.error, s.started_at_s, s.finished_at_s, s.finished_at_s - s.started_at_s,
                     s.call.call_id if s.call else None, s.child.trace_id if s.child else None,
+                    s.answered_by, s.fallback_call.call_id if s.fallback_call else None, s.fallback_reason,
                 ))
-                if s.call is not None:
-                    ca.rows.append(_call_row(s.call, t.trace_id, rid, t.run_id, s.index))
+                for c in (s.call, s.fallback_call):
+                    if c is not None:
+                        ca.rows.append(_call_row(c, t.trace_id, rid, t.run_id, s.index))
                 if s.child is not None:
                     stack.append((s.child, t.trace_id, s.index))
     return Batch(tr.table(), st.table(), ca.table())
@@ -200,6 +203,8 @@ def rebuild(root_id: str, traces: list[dict[str, Any]], steps: list[dict[str, An
                     reads=list(s["reads"] or []), status=s["status"], output=s["output"], error=s["error"],
                     started_at_s=s["started_at_s"], finished_at_s=s["finished_at_s"],
                     call=call_by_id.get(s["call_id"]) if s["call_id"] else None,
+                    fallback_call=call_by_id.get(s["fallback_call_id"]) if s.get("fallback_call_id") else None,
+                    fallback_reason=s.get("fallback_reason"), answered_by=s.get("answered_by"),
                     child=build(s["child_trace_id"]) if s["child_trace_id"] else None,
                 )
                 for s in sorted(steps_of.get(trace_id, []), key=lambda s: s["step_index"])

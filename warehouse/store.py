@@ -9,7 +9,8 @@ replaces instead of duplicating and a crash leaves either the old rows or the ne
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -90,6 +91,12 @@ class TraceStore(RecordsMixin):
     @property
     def schema_version(self) -> int:
         return migrations.current_version(self.con)
+
+    @contextmanager
+    def writing(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """The store's lock and one transaction: how a module beside the store writes (its SQL)."""
+        with self._lock, transaction(self.con) as con:
+            yield con
 
     # -- reads -----------------------------------------------------------------------------
     def query(self, sql: str, params: Sequence[Any] | dict[str, Any] | None = None) -> pa.Table:

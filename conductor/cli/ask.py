@@ -12,8 +12,9 @@ from conductor.cli.render import trace_view
 from conductor.config import REPO_ROOT, load_settings
 from conductor.data.bank import sample_problems
 from conductor.data.schema import DOMAINS, Problem
+from conductor.effort import Effort, parse_effort
 from conductor.executor import RunOptions, execute, plan_and_run
-from conductor.planners import SHAPES, Shape, template_workflow, worker_indices
+from conductor.planners import EFFORT_SHAPES, SHAPES, Shape, template_workflow, worker_indices
 from conductor.trace import Trace
 from conductor.types import Task
 from conductor.workers.pool import Pool, PoolError, read_pool_file
@@ -82,11 +83,20 @@ def ask(
     few_shot: bool = typer.Option(
         False, "--few-shot/--no-few-shot", help="Put the example workflows in the Conductor's prompt (as it was trained)."
     ),
+    exclude: list[str] = typer.Option(
+        [], "--exclude", help="A worker id to opt out (repeat the option): the workflow is planned over the rest"
+        " of the pool and it is never called."),
+    effort: str = typer.Option(
+        None, "--effort", help=f"How much work to spend: {', '.join(Effort)}. With --conductor, stated in its prompt"
+        " (a Conductor trained with effort rows spends fewer calls at low, more at high); without it, the default"
+        " workflow at that level: " + ", ".join(f"{level} {shape}" for level, shape in EFFORT_SHAPES.items())
+        + ". Not with --plan or --shape, which fix the workflow."
+    ),
 ) -> None:
     """Run a workflow (yours, or a default one) over a pool and show each step and the answer.
 
     Without --plan, the default is three independent attempts and an aggregator (one call on a
-    pool of one model, such as the real one; --shape picks another). Simulated
+    pool of one model, such as the real one; --shape picks another, --effort a level). Simulated
     workers know the answers of the sample problems and of the generated bank the local profile
     trains and evaluates on. Without --pool, any other question goes to the real small model's
     pool (deployments/pools/local-real.yaml), which says so; with --pool, the pool you name answers.
@@ -95,10 +105,18 @@ def ask(
     if plan is not None and conductor is not None:
         raise typer.BadParameter("--plan and --conductor are exclusive")
     with user_errors(PoolError, ValueError):
+        level = None if effort is None else parse_effort(effort)
+        if level is not None and (plan is not None or shape is not None):
+            raise ValueError("--effort picks how much work the Conductor spends; --plan and --shape fix the workflow")
         if domain not in DOMAINS:
             raise ValueError(f"--domain must be one of {', '.join(DOMAINS)}")
         if shape is not None and shape not in SHAPES:
             raise ValueError(f"--shape must be one of {', '.join(SHAPES)}")
+        if conductor is not None:  # an unknown model is refused before any pool is chosen or noted
+            from conductor.models.resolve import resolve_conductor
+            from conductor.planners import ModelPlanner
+
+            planner = ModelPlanner.from_directory(resolve_conductor(conductor))
         pool_path = pool_file or settings.pool_file
         bank = known_problems(pool_path)
         known = next((p for p in bank if question.strip() in (p.question.strip(), p.task_text.strip())), None)
@@ -112,23 +130,21 @@ def ask(
                               f" (--pool {REAL_POOL_FILE.relative_to(REPO_ROOT)})", highlight=False, soft_wrap=True)
         else:
             pool = Pool.load(pool_path, BuildContext(problems=bank))
+        if exclude:
+            pool = pool.without(exclude)
         if plan is not None:
             result = parse(read_text_arg(plan), pool.ids, max_steps=settings.execution.max_steps)
             if isinstance(result, ParseError):
                 raise ValueError(f"plan is not a valid workflow ({result})")
             workflow = result
         elif conductor is None:
-            workflow = default_workflow(pool, shape)  # type: ignore[arg-type]
-        if conductor is not None:
-            from conductor.models.resolve import resolve_conductor
-            from conductor.planners import ModelPlanner
-
-            planner = ModelPlanner.from_directory(resolve_conductor(conductor))
+            workflow = default_workflow(pool, EFFORT_SHAPES[level] if level is not None else shape)  # type: ignore[arg-type]
 
     async def run() -> Trace:
         async with pool:
             if conductor is not None:
-                return await plan_and_run(task, pool, planner, RunOptions(config=settings.execution, examples=few_shot))
+                return await plan_and_run(task, pool, planner, RunOptions(config=settings.execution, examples=few_shot,
+                                                                          effort=level))
             return await execute(workflow, task, pool, RunOptions(config=settings.execution))
 
     trace = asyncio.run(run())

@@ -12,6 +12,7 @@ from rich.table import Table
 from conductor.cli.common import console, fail, user_errors
 from conductor.data.curate import CurationConfig, run_curation
 from conductor.data.sources import ALL_SOURCES, RowError
+from conductor.profiles import names, spoken_names
 
 
 def _help(field: str) -> str:
@@ -44,8 +45,8 @@ def register(app: typer.Typer) -> None:
         bank: Annotated[bool, typer.Option("--bank", help=_help("bank"))] = _default("bank"),
     ) -> None:
         """Load every source, drop bad rows, duplicates and contaminated rows, sample, write a manifest."""
-        if profile not in ("local", "production"):
-            raise fail(f"--profile must be local or production, not {profile!r}")
+        if profile not in names():
+            raise fail(f"--profile must be {spoken_names()}, not {profile!r}")
         if on_error not in ("skip", "raise"):
             raise fail(f"--on-error must be skip or raise, not {on_error!r}")
         paths: dict[str, str] = {}

@@ -8,10 +8,14 @@ from importlib.metadata import entry_points
 import typer
 
 from conductor.cli import ask, data, model, pool, solve, train
+from conductor.cli.boundary import ConductorGroup
 
 app = typer.Typer(
+    cls=ConductorGroup,  # the one error boundary: `error: ...`, exit code 2, no traceback unless --debug
     name="conductor",
-    help="Train and run a Conductor: a small model that writes workflows over a pool of worker LLMs.",
+    help="Train and run a Conductor: a small model that writes workflows over a pool of worker LLMs."
+    " Mistakes are one line `error: ...` (exit code 2); --debug anywhere (or CONDUCTOR_DEBUG=1) shows"
+    " the traceback instead.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,

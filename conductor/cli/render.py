@@ -23,9 +23,11 @@ def trace_view(trace: Trace) -> Group:
     for col in ("#", "worker", "reads", "status", "latency", "in tok", "out tok", "cost", "retries"):
         table.add_column(col, justify="right" if col not in ("worker", "status") else "left")
     for s in trace.steps:
-        c = s.call
+        # a step a fallback answered (its worker was down) shows both, and the answering call's usage
+        c = s.fallback_call if s.fallback_call is not None else s.call
+        asked = s.worker_id if s.answered_by in (None, s.worker_id) else f"{s.worker_id} -> {s.answered_by} (fallback)"
         table.add_row(
-            str(s.index), s.worker_id, ",".join(map(str, s.reads)) or "-", s.status,
+            str(s.index), asked, ",".join(map(str, s.reads)) or "-", s.status,
             f"{s.finished_at_s - s.started_at_s:.2f}s",
             str(c.usage.input_tokens) if c else "-", str(c.usage.output_tokens) if c else "-",
             money(c.usage.cost_usd) if c else "-", str(c.usage.retries) if c else "-",

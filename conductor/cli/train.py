@@ -53,9 +53,9 @@ def train(
         config = profile_config(profile, chunk["output_dir"], **{**chunk["overrides"], "stop_at_step": chunk["until_step"]})
     else:
         out = output_dir or settings.home / "training" / profile
-        from conductor.cli.common import parse_settings
+        from conductor.cli.common import parse_settings, training_fields
 
-        overrides: dict = {"seed": seed, "train_seed": seed, **parse_settings(settings_)}
+        overrides: dict = {"seed": seed, "train_seed": seed, **parse_settings(settings_, training_fields())}
         for key, value in (("model_name_or_path", model), ("pool_file", str(pool_file) if pool_file else None),
                            ("max_steps", max_steps), ("max_usd", max_usd)):
             if value is not None:
@@ -129,7 +129,10 @@ def _run(config, *, resume: bool, track: bool, warehouse: bool, compare: int, re
         loss = row.get("loss", row.get("train_loss"))  # every logging_steps, then the run's summary
         if "reward" in row or loss is None or "GRPO" in bars:
             return
-        warm = bars.get("warm") or bars.setdefault("warm", tqdm(desc="warm start", unit="step", dynamic_ncols=True))
+        # `is None`, not `or`: a tqdm bar with no total has no truth value (bool() raises).
+        warm = bars.get("warm")
+        if warm is None:
+            warm = bars["warm"] = tqdm(desc="warm start", unit="step", dynamic_ncols=True)
         warm.n = int(row["step"])
         warm.set_postfix(loss=f"{float(loss):.3f}", token_acc=f"{float(row.get('mean_token_accuracy', 0)):.2f}")
         warm.refresh()
@@ -154,12 +157,12 @@ def _run(config, *, resume: bool, track: bool, warehouse: bool, compare: int, re
     try:
         outcome = run_training(config, resume=resume, on_step=on_step, tracker=tracker, sink=sink,
                                on_log=on_log if interactive else None)
-    except BaseException:
+    except BaseException as exc:
         if sink is not None:
-            sink.close("failed")
+            sink.close(exc)  # its row failed (cancelled on Ctrl-C), with the error
         raise
     if sink is not None:
-        sink.close("finished")
+        sink.close()
     for bar in bars.values():
         bar.close()
     r = outcome.result

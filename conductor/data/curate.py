@@ -18,6 +18,7 @@ from conductor.data.dedupe import content_hash, near_duplicates, word_ngrams
 from conductor.data.loaders import LoadReport, OnError, load_source
 from conductor.data.schema import Problem
 from conductor.data.sources import ALL_SOURCES, BANK_SOURCES, EVAL_SOURCES, SOURCES, TRAIN_SOURCES
+from conductor.profiles import Profile, get_profile
 
 Progress = Callable[[str], None]
 
@@ -25,8 +26,9 @@ Progress = Callable[[str], None]
 class CurationConfig(BaseModel):
     """What curation builds; each description is the field's documentation and CLI help."""
 
-    profile: Literal["local", "production"] = Field(
-        default="local", description="local: the sample files shipped in the repo; production: the pinned hub datasets.")
+    profile: Profile = Field(
+        default="local", description="The profile whose data sets are curated: the sample files shipped in the repo"
+        " (local, small-real) or the pinned hub data sets (production).")
     total: int = Field(default=960, gt=0, description="Training problems, split evenly over the train sources.")
     seed: int = Field(default=0, description="Seed of the sampling.")
     near_dup_threshold: float = Field(
@@ -43,6 +45,11 @@ class CurationConfig(BaseModel):
     @property
     def source_names(self) -> list[str]:
         return list(SOURCES) + (list(BANK_SOURCES) if self.bank else [])
+
+    @property
+    def from_samples(self) -> bool:
+        """Whether the profile curates the sample files (else the pinned hub data sets)."""
+        return get_profile(self.profile).curation == "samples"
 
     @property
     def per_source(self) -> int:
@@ -94,7 +101,7 @@ class Curated(BaseModel):
 
 def load_one(name: str, config: CurationConfig) -> LoadReport:
     path = config.paths.get(name)
-    return load_source(name, path, local=config.profile == "local", on_error=config.on_error)
+    return load_source(name, path, local=config.from_samples, on_error=config.on_error)
 
 
 def _entry(report: LoadReport) -> SourceEntry:

@@ -62,8 +62,9 @@ class BaselineError(ValueError):
     """A baseline that cannot plan over the pool it was offered (a clear one-line reason)."""
 
 
-def _free(workflow: Workflow, name: str) -> Completion:
-    # Written in-process: the plan itself costs nothing.
+def completion_of(workflow: Workflow, name: str) -> Completion:
+    """A baseline planner's completion: the workflow as text, written in-process (the plan itself
+    costs nothing)."""
     return Completion(text="Plan:\n" + render(workflow), usage=Usage(cost_usd=0.0), model=name)
 
 
@@ -88,7 +89,8 @@ def prompt_for(domain: str | None) -> str:
     return DOMAIN_PROMPTS.get(domain or "", SOLVE)
 
 
-def _domain(lookup: Lookup | None, messages: Sequence[Message]) -> str | None:
+def domain_of(lookup: Lookup | None, messages: Sequence[Message]) -> str | None:
+    """The domain of the question in the planner's messages, when the lookup knows it."""
     found = lookup(question_of(messages).strip()) if lookup else None
     return found[0] if found else None
 
@@ -140,8 +142,8 @@ class WorkerPlanner:
         self.kind, self.worker_id, self.name, self.lookup = kind, worker_id, f"{kind}-{worker_id}", lookup
 
     async def plan(self, messages: list[Message], offered: Sequence[WorkerSpec]) -> Completion:
-        solve = prompt_for(_domain(self.lookup, messages))
-        return _free(self.KINDS[self.kind](index_of(offered, self.worker_id), solve), self.name)
+        solve = prompt_for(domain_of(self.lookup, messages))
+        return completion_of(self.KINDS[self.kind](index_of(offered, self.worker_id), solve), self.name)
 
 
 class MoAPlanner:
@@ -156,7 +158,7 @@ class MoAPlanner:
         if not workers:
             raise BaselineError("no workers to plan over")
         agg = index_of(offered, self.aggregator) if self.aggregator else workers[0]
-        return _free(moa_workflow(workers, agg, prompt_for(_domain(self.lookup, messages))), self.name)
+        return completion_of(moa_workflow(workers, agg, prompt_for(domain_of(self.lookup, messages))), self.name)
 
 
 class RandomPlanner:
@@ -168,7 +170,7 @@ class RandomPlanner:
     async def plan(self, messages: list[Message], offered: Sequence[WorkerSpec]) -> Completion:
         digest = hashlib.sha256(f"{self.seed}\x1f{question_of(messages)}".encode()).digest()
         rng = random.Random(int.from_bytes(digest[:8], "big"))
-        return _free(random_workflow(worker_indices(offered), rng, self.max_steps), self.name)
+        return completion_of(random_workflow(worker_indices(offered), rng, self.max_steps), self.name)
 
 
 class OraclePlanner:
@@ -201,4 +203,4 @@ class OraclePlanner:
         found = self.domain_of(question.strip())
         if found is None:
             raise BaselineError("oracle: the question is not one of the problems being evaluated")
-        return _free(single_workflow(self.best(offered, *found), prompt_for(found[0])), self.name)
+        return completion_of(single_workflow(self.best(offered, *found), prompt_for(found[0])), self.name)

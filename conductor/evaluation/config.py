@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field
 
 from conductor.evaluation.methods import SPEC_HELP, Setting
 from conductor.evaluation.prices import DEFAULT_MAX_AGE_DAYS
+from conductor.profiles import Profile, profile_help
 from conductor.types import Prices
 
 
@@ -22,10 +23,12 @@ class EvalConfig(BaseModel):
     problems_file: Path | None = Field(default=None, description="Problems (JSONL, Problem schema) instead of"
                                        " the profile's curated evaluation sets.")
     pool_file: Path | None = Field(default=None, description="Pool YAML file (default: the profile's pool).")
+    exclude: list[str] = Field(default_factory=list, description="Worker ids opted out (repeat the option): every"
+                               " method plans over the rest of the pool and never calls them.")
     setting: Setting = Field(default="constrained", description="constrained (4096 output tokens per call, the"
                              " paper's training budget) or unconstrained (32k tokens, also the reasoning budget).")
     limit_per_benchmark: int = Field(default=0, ge=0, description="At most N problems per benchmark (0: all).")
-    profile: str = Field(default="local", description="Settings profile (local or production).")
+    profile: Profile = Field(default="local", description=f"The settings profile. {profile_help()}.")
     seed: int = Field(default=0, description="Seed of the random baseline and of every run's draws.")
     concurrency: int = Field(default=8, ge=1, description="Method x repeat tasks solved at once (each in its own"
                              " event loop; the default runs 8 methods side by side).")

@@ -16,13 +16,14 @@ from typing import Literal
 
 from conductor.config import ExecutionConfig
 from conductor.data.schema import Problem
+from conductor.effort import Effort, parse_effort
 from conductor.evaluation.baselines import (
     BUDGET_SAMPLES, REFLECT_ROUNDS, BaselineError, MoAPlanner, OraclePlanner, RandomPlanner, WorkerPlanner,
 )
 from conductor.evaluation.conductor_cost import GpuHourPlanner
 from conductor.methods import Method
 from conductor.planners import SHAPES, ModelPlanner, TemplatePlanner
-from conductor.types import Prices
+from conductor.types import Prices, WorkerSpec
 from conductor.workers.pool import read_pool_file
 
 Setting = Literal["constrained", "unconstrained"]
@@ -31,7 +32,11 @@ SETTING_OUTPUT_TOKENS: dict[str, int] = {"constrained": 4096, "unconstrained": 3
 ModelResolver = Callable[[str], Path]
 METHOD_KINDS = ("conductor", "single", "reflect", "budget", "moa", "random", "oracle", "router", "template")
 SPEC_HELP = ("conductor:PATH | conductor:models:/conductor@ALIAS | single:WORKER | reflect:WORKER | budget:WORKER"
-             " | moa[:AGGREGATOR] | random | oracle | router | template:SHAPE")
+             " | moa[:AGGREGATOR] | random | oracle | router | template:SHAPE; conductor: and template: take"
+             " ?effort=low|medium|high")
+# The methods whose planner reads the Conductor prompt, and so the effort level stated in it
+# (a trained Conductor; the template stand-in, which writes conductor/planners.py EFFORT_SHAPES).
+EFFORT_KINDS = ("conductor", "template")
 
 
 class MethodSpecError(ValueError):
@@ -42,6 +47,26 @@ def execution_for(setting: Setting, base: ExecutionConfig | None = None) -> Exec
     if setting not in SETTING_OUTPUT_TOKENS:
         raise MethodSpecError(f"unknown setting {setting!r}; one of {', '.join(SETTING_OUTPUT_TOKENS)}")
     return (base or ExecutionConfig()).model_copy(update={"max_output_tokens": SETTING_OUTPUT_TOKENS[setting]})
+
+
+def split_effort(spec: str) -> tuple[str, Effort | None]:
+    """A spec without its `?effort=LEVEL` suffix, and the level (None: none asked for), e.g.
+    `conductor:models:/conductor@challenger?effort=high`. The level is stated in the Conductor's
+    prompt of every question, and named in the Method's name (`...+effort-high@pool`)."""
+    base, sep, query = spec.strip().partition("?")
+    if not sep:
+        return base, None
+    key, eq, value = query.partition("=")
+    if key != "effort" or not eq:
+        raise MethodSpecError(f"{spec}: the one option a method takes is ?effort=LEVEL, LEVEL one of {', '.join(Effort)}")
+    try:
+        level = parse_effort(value)
+    except ValueError as exc:
+        raise MethodSpecError(f"{spec}: {exc}") from None
+    if base.partition(":")[0] not in EFFORT_KINDS:
+        raise MethodSpecError(f"{spec}: ?effort= is stated in the Conductor's prompt; only the"
+                              f" {' and '.join(EFFORT_KINDS)} methods read it")
+    return base, level
 
 
 def _lookup(problems: Sequence[Problem]) -> Callable[[str], tuple[str, str] | None]:
@@ -61,14 +86,20 @@ def method_from_spec(
     seed: int = 0,
     conductor_usd_per_gpu_hour: float | None = None,
     conductor_prices: Prices | None = None,
+    exclude: Sequence[str] = (),
 ) -> Method:
-    """The Method a spec names, over `pool_file`. `problems` are the ones being evaluated (the
+    """The Method a spec names, over `pool_file` less the `exclude`d workers (opted out: offered
+    to no planner, never called). `problems` are the ones being evaluated (the
     oracle looks up their domain); `train_problems` train the router. A `conductor:` method's own
     generation costs `conductor_usd_per_gpu_hour` x its generation time (a self-hosted model), or
-    `conductor_prices` per token (an endpoint's price); neither: 0."""
-    kind, _, arg = spec.strip().partition(":")
+    `conductor_prices` per token (an endpoint's price); neither: 0. `?effort=LEVEL` after a
+    conductor: or template: spec states that level in the Conductor's prompt (`split_effort`)."""
+    base, effort = split_effort(spec)
+    kind, _, arg = base.partition(":")
     config = execution_for(setting, execution)
-    workers = [w for w in read_pool_file(pool_file).workers if not w.is_conductor]
+    whole = read_pool_file(pool_file).workers
+    offer = _offered(whole, exclude)
+    workers = [w for w in whole if not w.is_conductor and (offer is None or w.id in offer)]
     ids = [w.id for w in workers]
 
     def need_worker() -> str:
@@ -113,7 +144,21 @@ def method_from_spec(
     else:
         raise MethodSpecError(f"unknown method {spec!r}; methods: {SPEC_HELP}")
     config = config.model_copy(update={"max_steps": max(config.max_steps, steps)})
-    return Method(planner, Path(pool_file), config)
+    return Method(planner, Path(pool_file), config, offer=offer, effort=effort)
+
+
+def _offered(workers: Sequence[WorkerSpec], exclude: Sequence[str]) -> tuple[str, ...] | None:
+    """The ids offered once `exclude` is left out (None: nothing excluded, the whole file)."""
+    if not exclude:
+        return None
+    ids = [w.id for w in workers]
+    unknown = [i for i in exclude if i not in ids]
+    if unknown:
+        raise MethodSpecError(f"--exclude: no worker {', '.join(unknown)} in the pool (it has {', '.join(ids)})")
+    kept = tuple(w.id for w in workers if w.id not in exclude)
+    if not any(not w.is_conductor for w in workers if w.id in kept):
+        raise MethodSpecError(f"--exclude {' '.join(exclude)} leaves no worker in the pool")
+    return kept
 
 
 ROUTER_TRAIN_QUESTIONS = 240
@@ -143,13 +188,16 @@ def _model_dir(arg: str, resolve_model: ModelResolver | None) -> Path:
     return path
 
 
-def check_specs(specs: Sequence[str], pool_file: str | Path, *, resolve_model: ModelResolver | None = None) -> None:
+def check_specs(specs: Sequence[str], pool_file: str | Path, *, resolve_model: ModelResolver | None = None,
+                exclude: Sequence[str] = ()) -> None:
     """Raise MethodSpecError for the first spec that names nothing runnable, without loading a
     model or training a router (a command checks its arguments before it starts a flow)."""
+    _offered(read_pool_file(pool_file).workers, exclude)
     for spec in specs:
-        if spec.strip() == "router":
+        base, _ = split_effort(spec)
+        if base == "router":
             continue
-        if spec.startswith("conductor:"):
-            _model_dir(spec.partition(":")[2], resolve_model)
+        if base.startswith("conductor:"):
+            _model_dir(base.partition(":")[2], resolve_model)
         else:
-            method_from_spec(spec, pool_file)
+            method_from_spec(spec, pool_file, exclude=exclude)

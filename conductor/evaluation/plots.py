@@ -38,7 +38,7 @@ class BenchmarkBar:
 @dataclass(frozen=True)
 class ShapeShare:
     """At training step `step`, the share of `domain`'s rollouts whose workflow had `shape`
-    (a name in conductor.shapes.SHAPES): a row of v_training_shapes, or a logged metric."""
+    (a name in conductor.shapes.TRACE_SHAPES): a row of v_training_shapes, or a logged metric."""
 
     step: int
     domain: str

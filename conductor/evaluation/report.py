@@ -170,3 +170,15 @@ def artifact_markdown(table: str, costs: str, plots: Sequence[Path], out_dir: Pa
                f" tracking `{mlflow_run['tracking_uri']}`); plots also at [{mlflow_run['artifact_uri']}/plots]"
                f"({mlflow_run['artifact_uri']}/plots)")
     return (f"{head}{table}\n{costs}\nPlots{' (simulated)' if simulated else ''} ({out_dir}):\n\n{links}{run}\n")
+
+
+def outage_lines(rows: Rows) -> list[str]:
+    """One line per outage (warehouse `outages` rows): which worker was down or failing, on how
+    many steps, and who answered for it, e.g. `outage: worker w0 down for 24 steps (18 not
+    called: breaker open), answered by w1 (template-fanout@pool)`."""
+    lines = []
+    for r in rows:
+        by = f"answered by {r['answered_by']}" if r["answered_by"] else "no fallback answered (the steps failed)"
+        lines.append(f"outage: worker {r['worker_id']} down for {int(r['steps'])} steps ({int(r['not_called'])} not"
+                     f" called: breaker open), {by} ({r['method']})")
+    return lines

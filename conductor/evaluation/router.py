@@ -18,7 +18,7 @@ from sklearn.linear_model import LogisticRegression
 
 from conductor.data.schema import Problem
 from conductor.evaluation.baselines import (
-    BaselineError, Lookup, _domain, _free, index_of, prompt_for, question_of, single_workflow,
+    BaselineError, Lookup, domain_of, completion_of, index_of, prompt_for, question_of, single_workflow,
 )
 from conductor.types import Message, Task, WorkerSpec
 from conductor.workers.base import Completion
@@ -58,7 +58,7 @@ class RouterPlanner:
         if not scores:
             raise BaselineError("router: none of the workers it was trained on is offered")
         best = max(sorted(scores), key=lambda w: scores[w])
-        return _free(single_workflow(index_of(offered, best), prompt_for(_domain(self.lookup, messages))), self.name)
+        return completion_of(single_workflow(index_of(offered, best), prompt_for(domain_of(self.lookup, messages))), self.name)
 
 
 async def _outcomes(train: Sequence[Problem], pool_file: Path, workers: Sequence[str],

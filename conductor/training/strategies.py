@@ -19,7 +19,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from conductor.workflow import ALL, Access, Workflow
+from conductor.workflow import ALL, PREV, Access, Workflow
 
 Role = str  # "solve" | "check" | "combine" | "plan"
 
@@ -49,7 +49,19 @@ PLANS: tuple[Plan, ...] = (
     Plan("plan_execute", "Plan first, then solve.", ("plan", "solve"), ((), (0,))),
     Plan("chain", "Draft, then improve it twice.", ("solve", "check", "check"), ((), (0,), (1,))),
 )
-PLAN_BY_NAME = {p.name: p for p in PLANS}
+# What a second round (a recursion round, written after reading the first) can do: keep the
+# earlier answer (no steps), have another worker check the earlier round, or add attempts and an
+# aggregator that reads both rounds ("prev": every step of the earlier round). A second round may
+# also write any of PLANS (a fresh workflow that replaces the first round's answer).
+KEEP = Plan("keep", "Keep the earlier answer.", (), ())
+RECURSION_PLANS: tuple[Plan, ...] = (
+    KEEP,
+    Plan("recheck", "Check the earlier answers.", ("check",), ((PREV,),)),
+    Plan("more_2", "Two more attempts, then compare all.", ("solve", "solve", "combine"), ((), (), (PREV, 0, 1))),
+    Plan("more_4", "Four more attempts, then compare all.", ("solve",) * 4 + ("combine",),
+         ((),) * 4 + ((PREV, 0, 1, 2, 3),)),
+)
+PLAN_BY_NAME = {p.name: p for p in PLANS + RECURSION_PLANS}
 
 # Kind-specific wordings per role. Precise ones name the kind of work and the answer's form; the
 # loose ones are what a hurried person types.
@@ -139,7 +151,7 @@ def draw_workflow(plan: Plan, kind: str, workers: Sequence[int], rng: random.Ran
 def plan_of(workflow: Workflow) -> Plan | None:
     """The library plan whose topology (steps and access) a workflow has; None
     when it has none. Used to check that the stated plan is true to the lists that follow."""
-    for plan in PLANS:
+    for plan in PLANS + RECURSION_PLANS:
         if len(workflow) == plan.steps and tuple(workflow.access_list) == plan.access:
             return plan
     return None
@@ -147,7 +159,7 @@ def plan_of(workflow: Workflow) -> Plan | None:
 
 def stated_plan(text: str) -> Plan | None:
     """The plan a Conductor output's reasoning line states (its first sentence), if any."""
-    for plan in PLANS:
+    for plan in PLANS + RECURSION_PLANS:
         if text.lstrip().startswith(plan.sentence):
             return plan
     return None

@@ -12,6 +12,7 @@ from conductor.data.schema import Problem
 from conductor.training.base_model import init_tiny_conductor
 from conductor.training.config import ConductorTrainingConfig, apply_torch_threads, lora_config
 from conductor.training.dataset import PoolSampling, training_pool
+from conductor.training.second_round import recursion_sft_examples
 from conductor.training.sft import warm_start
 from conductor.training.problems import take_per_domain
 from conductor.training.sft_data import sft_examples
@@ -40,6 +41,9 @@ def warm_started_tiny(
     # starts with maximal entropy over workers), or random subsets for a randomized-pools run.
     sampling = PoolSampling(randomized=config.randomized_pools, k_min=config.pool_k_min, k_max=config.pool_k_max)
     examples = sft_examples(train_problems, pool, sampling, copies=copies, seed=config.seed, examples=config.few_shot_examples)
+    if config.sft_recursion_copies > 0:  # second rounds, after the warm start's own first rounds run over the pool
+        examples += recursion_sft_examples(train_problems, pool, sampling, copies=config.sft_recursion_copies,
+                                           seed=config.seed, examples=config.few_shot_examples)
     sft_dir = warm_start(base, out / "sft", examples, epochs=config.sft_epochs, learning_rate=config.sft_learning_rate,
                          seed=config.seed, use_cpu=config.use_cpu, on_log=on_log)
     write_prompt_format(sft_dir, PromptFormat(few_shot_examples=config.few_shot_examples))

@@ -21,7 +21,7 @@ from conductor.verify import code_tests
 from conductor.verify.choice import verify_choice
 from conductor.verify.code_tests import extract_code, verify_code
 from conductor.verify.freeform import Judge, consult_judge, verify_freeform_rules
-from conductor.verify.math_answers import _TIMEOUT_S, verify_math, verify_math_quick
+from conductor.verify.math_answers import TIMEOUT_S, verify_math, verify_math_quick
 from conductor.verify.memo import VERDICTS, answer_key, memoizable
 from conductor.verify.verdict import Verdict
 
@@ -67,7 +67,7 @@ def verify(problem: Problem, answer_text: str | None, *, code_limits: Limits | N
     on_main = threading.current_thread() is threading.main_thread()
     t0 = time.monotonic()
     verdict = _grade(problem, answer_text, code_limits)
-    if memoizable(problem, verdict, elapsed_s=time.monotonic() - t0, timeout_s=_TIMEOUT_S if on_main else None):
+    if memoizable(problem, verdict, elapsed_s=time.monotonic() - t0, timeout_s=TIMEOUT_S if on_main else None):
         VERDICTS.put(key, verdict)
     return verdict
 

@@ -18,7 +18,7 @@ from conductor.verify.verdict import Verdict
 # math-verify's own timeouts use SIGALRM, which works only on the main thread; off it we run
 # without them (callers off the main thread are bounded by their executor) and silence the warning.
 logging.getLogger("math_verify").setLevel(logging.ERROR)
-_TIMEOUT_S = 5
+TIMEOUT_S = 5
 
 
 # Expressions sympy would spend minutes (and gigabytes) evaluating: exponent towers, huge exponents
@@ -32,7 +32,7 @@ def too_big(text: str) -> bool:
 
 
 def _timeout() -> int | None:
-    return _TIMEOUT_S if threading.current_thread() is threading.main_thread() else None
+    return TIMEOUT_S if threading.current_thread() is threading.main_thread() else None
 
 
 # Parses, remembered by text: a problem's reference answer is parsed for every answer graded

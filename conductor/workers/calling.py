@@ -1,6 +1,7 @@
 """Calling a worker: per-attempt timeout, bounded retries with exponential backoff and jitter
-(honouring a server's Retry-After), and the pool's concurrency slot. The one retry loop of
-the project: adapters turn SDK failures into WorkerError and never retry themselves."""
+(honouring a server's Retry-After), the pool's concurrency slot and the worker's circuit breaker
+(conductor/workers/breaker.py). The one retry loop of the project: adapters turn SDK failures
+into WorkerError and never retry themselves."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from dataclasses import dataclass
 from conductor.types import Message
 
 from conductor.workers.base import Completion, Worker, WorkerError
+from conductor.workers.breaker import Breaker, BreakerPolicy
 
 
 @dataclass(frozen=True)
@@ -20,6 +22,7 @@ class CallPolicy:
     max_retries: int = 3
     backoff_base_s: float = 0.5
     backoff_max_s: float = 30.0
+    breaker: BreakerPolicy = BreakerPolicy()
 
     def backoff(self, attempt: int, retry_after: float | None, rng: random.Random) -> float:
         """Full jitter on an exponential schedule; a server's Retry-After is a floor."""
@@ -32,11 +35,19 @@ class CallPolicy:
 class CallFailed(Exception):
     """A call that failed for good: after its retries, or at once for a non-retryable error."""
 
-    def __init__(self, message: str, *, retries: int, latency_s: float, status: int | None = None) -> None:
+    def __init__(self, message: str, *, retries: int, latency_s: float, status: int | None = None,
+                 outage: bool = False) -> None:
         super().__init__(message)
         self.retries = retries
         self.latency_s = latency_s
         self.status = status
+        # An outage: the worker is down (its breaker is open) or failed past its retries or timed
+        # out; a fallback may answer instead. A non-retryable error (400, 401) is not one.
+        self.outage = outage
+
+
+class WorkerDown(CallFailed):
+    """Not called: the worker's breaker is open."""
 
 
 async def call_worker(
@@ -48,8 +59,39 @@ async def call_worker(
     temperature: float | None = None,
     slot: asyncio.Semaphore | None = None,
     rng: random.Random | None = None,
+    breaker: Breaker | None = None,
 ) -> Completion:
-    """Return the Completion (with `retries` and wall `latency_s` set) or raise CallFailed."""
+    """Return the Completion (with `retries` and wall `latency_s` set) or raise CallFailed
+    (WorkerDown, without calling, while `breaker` is open). The breaker is told how it went."""
+    if breaker is None:
+        return await _call_with_retries(worker, messages, policy, max_tokens, temperature, slot, rng)
+    if not breaker.admit(policy.breaker):
+        raise WorkerDown(f"{worker.spec.id}: down (circuit breaker open), not called", retries=0, latency_s=0.0,
+                         outage=True)
+    try:
+        completion = await _call_with_retries(worker, messages, policy, max_tokens, temperature, slot, rng)
+    except CallFailed as exc:
+        if exc.outage:
+            breaker.failed(policy.breaker)
+        else:
+            breaker.released()
+        raise
+    except BaseException:
+        breaker.released()  # cancelled or crashed: says nothing about the worker
+        raise
+    breaker.succeeded()
+    return completion
+
+
+async def _call_with_retries(
+    worker: Worker,
+    messages: list[Message],
+    policy: CallPolicy,
+    max_tokens: int | None,
+    temperature: float | None,
+    slot: asyncio.Semaphore | None,
+    rng: random.Random | None,
+) -> Completion:
     rng = rng or random.Random()
     timeout = policy.timeout_s or worker.spec.timeout_s
     start = time.perf_counter()
@@ -82,6 +124,7 @@ async def call_worker(
                 retries=attempt,
                 latency_s=time.perf_counter() - start,
                 status=status,
+                outage=retryable,
             )
         await asyncio.sleep(policy.backoff(attempt, retry_after, rng))
         attempt += 1

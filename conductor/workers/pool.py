@@ -8,6 +8,7 @@
         prices: {input: 1.25, output: 10.0}
         max_tokens: 4096
         concurrency: 8
+        fallback: claude-sonnet-4   # optional: who answers while this worker is down
 
 The order of a pool is the order the Conductor sees ("Model 0", "Model 1", ...).
 """
@@ -27,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 from conductor.types import WorkerSpec
 
 from conductor.workers.base import Worker
+from conductor.workers.breaker import Breaker, Breakers
 from conductor.workers.pricing import lookup
 from conductor.workers.registry import BuildContext, factory_for
 
@@ -68,6 +70,16 @@ class PoolFile(BaseModel):
             seen.add(spec.id)
         if not self.workers:
             raise ValueError("a pool needs at least one worker")
+        for spec in self.workers:
+            if spec.fallback is None:
+                continue
+            if spec.fallback == spec.id:
+                raise ValueError(f"worker {spec.id!r} names itself as its fallback")
+            target = next((w for w in self.workers if w.id == spec.fallback), None)
+            if target is None:
+                raise ValueError(f"worker {spec.id!r}: fallback {spec.fallback!r} is not a worker of this pool")
+            if target.is_conductor:
+                raise ValueError(f"worker {spec.id!r}: fallback {spec.fallback!r} is the Conductor, not a worker")
         return self
 
 
@@ -176,10 +188,14 @@ class Pool:
         specs: Sequence[WorkerSpec],
         workers: dict[str, Worker],
         slots: _Slots | None = None,
+        breakers: Breakers | None = None,
     ) -> None:
         self.specs: list[WorkerSpec] = list(specs)
         self._workers = workers
         self._slots = slots if slots is not None else _Slots({s.id: s.concurrency for s in self.specs})
+        # One breaker per worker for everything run on this pool (its sub-pools included): a
+        # worker down for one question is down for the run's other questions too.
+        self.breakers = breakers if breakers is not None else Breakers()
 
     @classmethod
     def from_specs(cls, specs: Iterable[WorkerSpec], context: BuildContext | None = None) -> Pool:
@@ -231,13 +247,46 @@ class Pool:
         """The concurrency limit of a worker, shared by every sub-pool offered from this one."""
         return self._slots.get(worker_id)
 
+    def breaker(self, worker_id: str) -> Breaker:
+        """The worker's circuit breaker, shared by every sub-pool offered from this one."""
+        return self.breakers.get(worker_id)
+
+    def fallbacks(self, worker_id: str) -> list[str]:
+        """Who may answer for `worker_id` while it is down, best first, among the workers this
+        pool offers (an excluded worker is never called): its pool file's `fallback:`, then the
+        workers of the same kind, nearest in pool order first (the earlier one on a tie). "Same
+        kind" is the same `provider` (one family of models behind one kind of endpoint); the
+        Conductor's own entries never answer for a worker."""
+        by_id = {s.id: s for s in self.specs}
+        spec = by_id.get(worker_id)
+        if spec is None or spec.is_conductor:
+            return []
+        out = [spec.fallback] if spec.fallback in by_id and spec.fallback != worker_id else []
+        here = self.ids.index(worker_id)
+        near = sorted((abs(i - here), i) for i, s in enumerate(self.specs)
+                      if s.id != worker_id and not s.is_conductor and s.provider == spec.provider)
+        out += [self.specs[i].id for _, i in near if self.specs[i].id not in out]
+        return out
+
     def offer(self, ids: Sequence[str]) -> Pool:
-        """The sub-pool the Conductor is shown, in the given order (same workers and slots)."""
+        """The sub-pool the Conductor is shown, in the given order (same workers, slots and breakers)."""
         missing = [i for i in ids if i not in self.ids]
         if missing:
             raise PoolError(f"unknown worker id(s): {', '.join(missing)}")
         by_id = {s.id: s for s in self.specs}
-        return Pool([by_id[i] for i in ids], self._workers, self._slots)
+        return Pool([by_id[i] for i in ids], self._workers, self._slots, self.breakers)
+
+    def without(self, excluded: Iterable[str]) -> Pool:
+        """This pool less the `excluded` workers (a user opting them out): the Conductor plans over
+        what remains and nothing is ever sent to them. An unknown id is a PoolError."""
+        excluded = list(dict.fromkeys(excluded))
+        unknown = [i for i in excluded if i not in self.ids]
+        if unknown:
+            raise PoolError(f"exclude: no worker {', '.join(unknown)} in this pool (it has {', '.join(self.ids)})")
+        kept = [i for i in self.ids if i not in excluded]
+        if not any(not self.specs[self.index_of(i)].is_conductor for i in kept):
+            raise PoolError(f"exclude: excluding {', '.join(excluded)} leaves no worker in the pool")
+        return self.offer(kept)
 
     async def aclose(self) -> None:
         for w in self._workers.values():

@@ -1,4 +1,4 @@
--- m012_worker_nights: each worker's accuracy, failure rate and latency per evaluation (a night's
+-- m013_worker_nights: each worker's accuracy, failure rate and latency per evaluation (a night's
 -- evaluation, or any other), which the nightly's drift check compares night against night.
 -- Frozen once released: a later change is a new migration.
 

@@ -1,0 +1,174 @@
+"""Second rounds (recursion) in training: the Conductor reads its first round compactly and keeps
+the answer, has another worker check it, or adds attempts and an aggregator that reads both rounds
+(`strategies.RECURSION_PLANS`; the aggregator reads the first round through `"prev"`).
+
+- Warm start: `recursion_sft_examples` runs the warm start's own first rounds (plans drawn from
+  `strategies.PLANS`, as `sft_examples` draws them) over the simulated pool, shows each trace in
+  the recursion prompt, and pairs it with a second round drawn uniformly from the recursion
+  plans. Which second round pays is left to GRPO, as the first round's plan is.
+- GRPO: `second_round_rows` makes prompt rows whose prompt is the recursion prompt of a first
+  round the starting model wrote (sampled at temperature 1) and ran; the row carries that round
+  (`prior`) so the reward can run the second round's completion with it (`score_second_round`).
+  The second round's text is then a sample in the loss like any first round's, with its own
+  prompt and the final answer's reward; GRPO's group is the completions of one row, so its
+  advantage compares second rounds written after the same first round (docs/training.md).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+from collections.abc import Sequence
+from dataclasses import asdict
+from typing import Any
+
+from conductor.config import ExecutionConfig
+from conductor.data.schema import Problem
+from conductor.executor import RunOptions
+from conductor.prompts import PriorStep, recursion_messages
+from conductor.reward import reward_of
+from conductor.trace import Trace
+from conductor.training.dataset import PoolSampling, PromptRow, build_rows, row_messages
+from conductor.training.rollout import prior_steps, rollout
+from conductor.training.strategies import RECURSION_PLANS, Plan, draw_workflow
+from conductor.types import Message
+from conductor.workers.pool import Pool
+from conductor.workflow import DEFAULT_MAX_STEPS, Workflow
+
+
+def _workers(row: PromptRow, pool: Pool) -> list[int]:
+    return [i for i, s in enumerate(row.offered(pool).specs) if s.provider != "conductor"]
+
+
+async def run_first_rounds(texts: Sequence[str], rows: Sequence[PromptRow], pool: Pool, *, examples: bool,
+                           seed: int = 0, execution: ExecutionConfig | None = None,
+                           concurrency: int = 32) -> list[Trace]:
+    """Each first-round text run over its row's offered pool and verified (its reward is what a
+    second round that keeps the answer earns)."""
+    execution = execution or ExecutionConfig()
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one(i: int) -> Trace:
+        async with gate:
+            row = rows[i]
+            return await rollout(texts[i], row.problem, row.offered(pool),
+                                 RunOptions(config=execution).seeded(seed * 100_003 + i),
+                                 messages=row_messages(row, pool, examples=examples))
+
+    return list(await asyncio.gather(*(one(i) for i in range(len(rows)))))
+
+
+def second_round_messages(problem: Problem, offered: Pool, prior: Sequence[PriorStep], *,
+                          max_steps: int = DEFAULT_MAX_STEPS) -> list[Message]:
+    return recursion_messages(problem.task_text, offered.specs, prior, max_steps=max_steps)
+
+
+def draw_second_round(plan: Plan, kind: str, workers: Sequence[int], first: Trace, rng: random.Random) -> Workflow:
+    """`plan`'s workflow: no steps for keep; a check by a worker other than the one that gave the
+    first round's answer (when there is another); else drawn as a first round's plan is."""
+    if not plan.steps:
+        return Workflow(model_id=(), subtasks=(), access_list=())
+    workflow = draw_workflow(plan, kind, workers, rng)
+    if plan.name == "recheck" and first.steps:
+        last = first.steps[-1].worker_id
+        others = [w for w in workers if first.pool[w] != last]
+        workflow = Workflow(model_id=(rng.choice(others or list(workers)),), subtasks=workflow.subtasks,
+                            access_list=workflow.access_list)
+    return workflow
+
+
+def recursion_sft_examples(problems: Sequence[Problem], pool: Pool, sampling: PoolSampling, *, copies: int = 1,
+                           seed: int = 0, examples: bool = False, max_steps: int = DEFAULT_MAX_STEPS) -> list[dict]:
+    """Prompt/completion pairs for the warm start's second rounds: `copies` per problem, each a
+    fresh first round (plan, workers, wording drawn as `sft_examples` draws them) run over the
+    pool, shown in the recursion prompt, and a second round drawn uniformly from
+    `RECURSION_PLANS`."""
+    from conductor.training.sft_data import completion_text, draw_example
+
+    rng = random.Random(seed + 7919)
+    plain = PoolSampling(sampling.randomized, sampling.k_min, sampling.k_max, 0.0)
+    rows: list[PromptRow] = []
+    texts: list[str] = []
+    for c in range(copies):
+        for row in build_rows(problems, pool, plain, seed=seed * 1000 + 500 + c):
+            plan, workflow = draw_example(row.problem, _workers(row, pool), rng)
+            rows.append(row)
+            texts.append(completion_text(row.problem, workflow, plan))
+    traces = asyncio.run(run_first_rounds(texts, rows, pool, examples=examples, seed=seed))
+    out = []
+    for row, trace in zip(rows, traces):
+        plan = rng.choice(RECURSION_PLANS)
+        offered = row.offered(pool)
+        second = draw_second_round(plan, row.problem.domain, _workers(row, pool), trace, rng)
+        messages = second_round_messages(row.problem, offered, prior_steps(trace), max_steps=max_steps)
+        out.append({
+            "prompt": [m.model_dump() for m in messages],
+            "completion": [{"role": "assistant", "content": completion_text(row.problem, second, plan)}],
+        })
+    return out
+
+
+def prior_column(trace: Trace) -> str:
+    """What a second-round row carries about its first round: the steps as the second round sees
+    them, and the first round's reward (what keeping its answer earns)."""
+    return json.dumps({"steps": [asdict(p) for p in prior_steps(trace)], "first_reward": reward_of(trace),
+                       "first_calls": trace.calls})
+
+
+def read_prior(value: str) -> tuple[list[PriorStep], float]:
+    data = json.loads(value)
+    steps = [PriorStep(**{**d, "reads": tuple(d["reads"]) if d.get("reads") is not None else None})
+             for d in data["steps"]]
+    return steps, float(data["first_reward"])
+
+
+def sample_workflows(model: Any, tokenizer: Any, prompts: Sequence[list[dict]], *, max_new_tokens: int,
+                     temperature: float = 1.0, seed: int = 0, batch_size: int = 16) -> list[str]:
+    """Sampled completions (the policy's own distribution), batched; left padding."""
+    import torch
+
+    torch.manual_seed(seed)
+    texts: list[str] = []
+    was_training = model.training
+    model.eval()
+    tokenizer.padding_side = "left"
+    try:
+        for i in range(0, len(prompts), batch_size):
+            chunk = [tokenizer.apply_chat_template(p, add_generation_prompt=True, tokenize=False)
+                     for p in prompts[i: i + batch_size]]
+            enc = tokenizer(chunk, return_tensors="pt", padding=True, add_special_tokens=False).to(model.device)
+            with torch.no_grad():
+                out = model.generate(**enc, max_new_tokens=max_new_tokens, do_sample=True, temperature=temperature,
+                                     pad_token_id=tokenizer.pad_token_id)
+            texts += tokenizer.batch_decode(out[:, enc["input_ids"].shape[1]:], skip_special_tokens=True)
+    finally:
+        model.train(was_training)
+    return texts
+
+
+def second_round_rows(rows: Sequence[PromptRow], pool: Pool, model: Any, tokenizer: Any, *, examples: bool,
+                      max_new_tokens: int, seed: int = 0, max_steps: int = DEFAULT_MAX_STEPS,
+                      execution: ExecutionConfig | None = None) -> list[tuple[list[Message], str]]:
+    """For each row, a first round written by `model` (sampled at temperature 1), run and verified
+    over the row's pool: the second round's prompt and its `prior` column."""
+    prompts = [[m.model_dump() for m in row_messages(r, pool, examples=examples, max_steps=max_steps)] for r in rows]
+    texts = sample_workflows(model, tokenizer, prompts, max_new_tokens=max_new_tokens, seed=seed)
+    traces = asyncio.run(run_first_rounds(texts, rows, pool, examples=examples, seed=seed, execution=execution))
+    return [(second_round_messages(r.problem, r.offered(pool), prior_steps(t), max_steps=max_steps), prior_column(t))
+            for r, t in zip(rows, traces)]
+
+
+def second_round_action(workflow: Workflow | None) -> str:
+    """What a second round did: stop (keep the answer), check (one step reading the first round),
+    add attempts (fresh attempts and a step reading the first round), or replace (a workflow that
+    does not read the first round); "unparsed" when it wrote no workflow."""
+    if workflow is None:
+        return "unparsed"
+    if workflow.is_empty:
+        return "stop"
+    if not workflow.reads_prior:
+        return "replace"
+    fresh = sum(1 for s in workflow.steps if not s.reads and not s.reads_prior)
+    return "add attempts" if fresh else "check"
+

@@ -1,0 +1,79 @@
+"""The effort knob where a user meets the Conductor outside the server: `conductor ask --effort`
+and the `?effort=LEVEL` suffix of the conductor: and template: evaluation methods (the level is
+stated in the Conductor's prompt of every question and names the Method's row)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from conductor.cli import app
+from conductor.data.bank import sample_problems
+from conductor.effort import EFFORT_LINES, Effort
+from conductor.evaluation.methods import MethodSpecError, method_from_spec
+from tasks.solve import solve_all
+from tasks.traces import TraceBatches
+
+runner = CliRunner()
+POOL = "deployments/pools/local.yaml"
+
+
+@pytest.mark.parametrize("level,steps", [("low", 1), ("medium", 2), ("high", 4)])
+def test_ask_effort_sets_the_default_workflows_calls(level, steps):
+    question = sample_problems()[0].question
+    result = runner.invoke(app, ["ask", question, "--pool", POOL, "--effort", level, "--json"])
+    assert result.exit_code == 0, result.output
+    assert len(json.loads(result.output)["steps"]) == steps
+
+
+@pytest.mark.parametrize("args,needle", [(["--effort", "extreme"], "effort must be one of low, medium, high"),
+                                         (["--effort", "low", "--shape", "fanout"], "--plan and --shape fix"),
+                                         (["--effort", "low", "--plan", "-"], "--plan and --shape fix")])
+def test_ask_refuses_an_effort_it_cannot_obey_in_one_line(args, needle):
+    result = runner.invoke(app, ["ask", "What is 2 + 2?", "--pool", POOL, *args])
+    assert result.exit_code == 2 and needle in result.output
+    assert "Traceback" not in result.output
+
+
+@pytest.fixture(scope="module")
+def tiny_model(tmp_path_factory):
+    from conductor.models.tiny import build_tiny_causal_lm
+
+    return build_tiny_causal_lm(tmp_path_factory.mktemp("tiny") / "model", hidden_size=16, seed=0)
+
+
+def test_ask_states_the_effort_in_a_trained_conductors_prompt(tiny_model):
+    question = sample_problems()[0].question
+    result = runner.invoke(app, ["ask", question, "--pool", POOL, "--conductor", str(tiny_model),
+                                 "--effort", "high", "--json"])
+    assert result.exit_code == 0, result.output
+    user = json.loads(result.stdout)["conductor_prompt"][-1]["content"]
+    assert user.endswith(EFFORT_LINES[Effort.HIGH])
+
+
+def test_an_effort_method_is_its_own_row_and_states_the_level():
+    method = method_from_spec("template:fanout?effort=low", POOL)
+    assert method.name == "template-fanout+effort-low@local-simulated"
+    assert method.run_options("run-1").effort == Effort.LOW
+    assert method_from_spec("template:fanout", POOL).run_options().effort is None
+
+
+@pytest.mark.parametrize("spec,needle", [("single:sim-coder?effort=low", "only the conductor and template methods"),
+                                         ("template:fanout?effort=max", "effort must be one of"),
+                                         ("template:fanout?level=low", "?effort=LEVEL")])
+def test_a_bad_effort_suffix_is_a_method_spec_error(spec, needle):
+    with pytest.raises(MethodSpecError, match=None) as caught:
+        method_from_spec(spec, POOL)
+    assert needle in str(caught.value)
+
+
+@pytest.mark.parametrize("level,calls", [("low", 2), ("high", 5)])
+def test_an_evaluation_solve_runs_each_question_at_the_methods_effort(tmp_path, level, calls):
+    problems = [p for p in sample_problems() if p.domain != "code"][:3]
+    method = method_from_spec(f"template:verify?effort={level}", POOL, problems=problems)
+    sink = TraceBatches(str(tmp_path / "wh.duckdb"), 50)
+    traces = asyncio.run(solve_all(problems, method, "run-effort", 0, sink))
+    assert [t.calls for t in traces] == [calls] * len(problems)

@@ -1,0 +1,109 @@
+"""The outage drill (issue 35, "Done when"): the nightly's evaluation stage (`evaluation_flow`,
+as `flows/nightly.py` runs it, under the session's Prefect test server and a real DuckDB file)
+over three loopback `openai_compatible` workers, one of which returns 503 all night. The
+evaluation completes, every step given to the down worker is answered by a fallback (the trace
+and the warehouse show who was asked and who answered), the breaker opens after the configured
+failures so the down worker stops being called, and the summary names the outage. Then the same
+evaluation with the down worker opted out (`exclude`) never calls it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conductor.data.schema import Problem
+from conductor.evaluation.config import EvalConfig
+from tests.loopback import LoopbackServer, Reply, openai_chat, openai_error
+from warehouse.store import TraceStore
+
+QUESTIONS = 6
+RETRIES, BREAKER_FAILURES = 1, 2
+DOWN = "w0"
+
+
+@pytest.fixture(scope="module")
+def drill(prefect_harness: Path, tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
+    from flows.evaluation import evaluation_flow
+
+    d = tmp_path_factory.mktemp("outage-drill")
+    problems = [Problem(id=Problem.make_id("drill", i), source="drill", domain="math",
+                        question=f"What is {i} + {42 - i}?", answer="42") for i in range(QUESTIONS)]
+    (d / "problems.jsonl").write_text("".join(p.model_dump_json() + "\n" for p in problems))
+    mp = pytest.MonkeyPatch()
+    # The night's execution settings (the profile's, from the environment): few retries, no backoff.
+    for name, value in {"MAX_RETRIES": RETRIES, "BACKOFF_BASE_S": 0, "BACKOFF_MAX_S": 0,
+                        "BREAKER_FAILURES": BREAKER_FAILURES, "BREAKER_COOLDOWN_S": 3600}.items():
+        mp.setenv(f"CONDUCTOR_EXECUTION__{name}", str(value))
+    try:
+        with LoopbackServer() as loop:
+            loop.on(f"/{DOWN}/v1/chat/completions", lambda r: Reply(503, openai_error(503, "down all night")))
+            for w in ("w1", "w2"):
+                loop.on(f"/{w}/v1/chat/completions", lambda r: Reply(body=openai_chat("The answer is 42.")))
+            pool = d / "pool.yaml"
+            pool.write_text("name: outage-drill\nworkers:\n" + "".join(
+                f"  - {{id: {w}, provider: openai_compatible, model: m-{w}, prices: {{input: 1.0, output: 2.0}},"
+                f" options: {{base_url: \"{loop.url}/{w}/v1\"}}}}\n" for w in (DOWN, "w1", "w2")))
+
+            def night(name: str, **extra: object):  # noqa: ANN202
+                # One question at a time: the breaker's count is then exact (in parallel, every
+                # question in flight when it opens has already called the down worker).
+                cfg = EvalConfig(methods=["template:fanout"], problems_file=d / "problems.jsonl", pool_file=pool,
+                                 out_dir=d / name, log_to_mlflow=False, questions_in_flight=1, **extra)
+                return evaluation_flow(cfg, db_path=str(d / "wh.duckdb"))
+
+            outage = night("outage")
+            seen_down = len(loop.requests_to(f"/{DOWN}/v1/chat/completions"))
+            excluded = night("excluded", exclude=[DOWN])
+            calls = {w: len(loop.requests_to(f"/{w}/v1/chat/completions")) for w in (DOWN, "w1", "w2")}
+        yield {"outage": outage, "excluded": excluded, "seen_down": seen_down, "calls": calls, "db": d / "wh.duckdb"}
+    finally:
+        mp.undo()
+
+
+def _steps(db: Path, evaluation_id: str) -> list[dict]:
+    with TraceStore(db, read_only=True) as store:
+        return store.query(
+            "SELECT s.worker_id, s.answered_by, s.status, s.call_id IS NULL AS not_called, s.fallback_reason,"
+            " s.trace_id FROM steps s JOIN runs r USING (run_id) WHERE r.params->>'evaluation_id' = ?",
+            [evaluation_id]).to_pylist()
+
+
+def test_the_night_completes_and_every_affected_step_is_answered_by_a_fallback(drill) -> None:  # noqa: ANN001
+    outage = drill["outage"]
+    steps = _steps(drill["db"], outage.evaluation_id)
+    affected = [s for s in steps if s["worker_id"] == DOWN]
+    # template:fanout: w0 makes the first attempt and aggregates, so two steps a question are its
+    assert len(affected) == 2 * QUESTIONS
+    assert all(s["status"] == "ok" and s["answered_by"] == "w1" and s["fallback_reason"] for s in affected)
+    assert all(s["answered_by"] == s["worker_id"] for s in steps if s["worker_id"] != DOWN)
+    with TraceStore(drill["db"], read_only=True) as store:
+        answers = store.query("SELECT t.answer, t.correct FROM traces t JOIN runs r USING (run_id)"
+                              " WHERE r.params->>'evaluation_id' = ? AND t.depth = 0",
+                              [outage.evaluation_id]).to_pylist()
+        trace = store.get_trace(affected[0]["trace_id"])
+    assert len(answers) == QUESTIONS and all(a["correct"] for a in answers)
+    assert trace is not None
+    final = trace.steps[-1]  # the aggregator step: asked of w0, answered by w1, both calls kept
+    assert (final.worker_id, final.answered_by) == (DOWN, "w1") and final.fallback_call is not None
+
+
+def test_the_breaker_opens_after_the_configured_failures(drill) -> None:  # noqa: ANN001
+    assert drill["seen_down"] == BREAKER_FAILURES * (1 + RETRIES)
+    not_called = [s for s in _steps(drill["db"], drill["outage"].evaluation_id) if s["worker_id"] == DOWN
+                  and s["not_called"]]
+    assert len(not_called) == 2 * QUESTIONS - BREAKER_FAILURES
+    assert all("circuit breaker open" in s["fallback_reason"] for s in not_called)
+
+
+def test_the_summary_names_the_outage(drill) -> None:  # noqa: ANN001
+    assert drill["outage"].outages == [
+        f"outage: worker {DOWN} down for {2 * QUESTIONS} steps ({2 * QUESTIONS - BREAKER_FAILURES} not called:"
+        " breaker open), answered by w1 (template-fanout@outage-drill)"]
+
+
+def test_an_excluded_worker_is_never_called_in_an_evaluation(drill) -> None:  # noqa: ANN001
+    assert drill["calls"][DOWN] == drill["seen_down"]  # the second evaluation sent it nothing
+    steps = _steps(drill["db"], drill["excluded"].evaluation_id)
+    assert len(steps) == 4 * QUESTIONS and DOWN not in {s["worker_id"] for s in steps}
+    assert drill["excluded"].outages == []

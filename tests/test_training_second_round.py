@@ -1,0 +1,95 @@
+"""Second rounds in training (conductor/training/second_round.py): the warm start's recursion
+examples are built from real first rounds run over the simulated pool, and a second-round row's
+completion is scored after the first round it shows."""
+
+from __future__ import annotations
+
+import collections
+
+import pytest
+
+from conductor.training.config import local_profile
+from conductor.training.dataset import PoolSampling, PromptRow, training_pool
+from conductor.training.problems import bank_splits, take_per_domain
+from conductor.training.reward import WorkflowReward
+from conductor.training.second_round import (
+    prior_column,
+    read_prior,
+    recursion_sft_examples,
+    run_first_rounds,
+    second_round_action,
+)
+from conductor.training.strategies import RECURSION_PLANS, stated_plan
+from conductor.workflow import ParseError, Workflow, parse
+from tests.test_training_reward import PROBLEM, pool, wf  # noqa: F401  (pool is a fixture)
+
+KEEP_TEXT = "Keep the earlier answer.\nmodel_id = []\nsubtasks = []\naccess_list = []"
+
+
+def check_by(worker: int) -> str:
+    return f'model_id = [{worker}]\nsubtasks = ["Check the answer above."]\naccess_list = [["prev"]]'
+
+
+async def test_a_second_round_row_is_scored_after_the_first_round_it_shows(pool) -> None:  # noqa: F811
+    row = PromptRow(problem=PROBLEM, pool_ids=("right", "wrong"), recursion=False)
+    [first] = await run_first_rounds([wf(1)], [row], pool, examples=False)  # the always-wrong worker
+    assert first.verdict is not None and not first.verdict.correct
+    prior = prior_column(first)
+    steps, first_reward = read_prior(prior)
+    assert first_reward == 0.5 and steps[0].worker == "wrong" and steps[0].reads == ()
+    sunk = []
+    reward = WorkflowReward(pool, sink=lambda t, s: sunk.append(t))
+    texts = [KEEP_TEXT, check_by(0), check_by(1), wf(0), wf(1)]
+    out = await reward(prompts=[None] * 6, completions=[[{"role": "assistant", "content": t}] for t in [*texts, wf(0)]],
+                       problem=[PROBLEM.model_dump_json()] * 6, pool_ids=[["right", "wrong"]] * 6,
+                       prior=[prior] * 5 + [""])
+    # keep: the first round's (wrong) answer; a check by the right worker reading the first round
+    # fixes it; by the wrong one it does not; fresh attempts earn what they get; a plain row as ever
+    assert out == [0.5, 1.0, 0.5, 1.0, 0.5, 1.0]
+    checked = sunk[1]
+    assert checked.depth == 1 and "# Earlier workflow\nStep 0: Model 1, attempt:" in checked.conductor_prompt[-1].content
+    seen = checked.steps[0].call.messages[-1].content
+    assert "(earlier round) Solve it" in seen and "## Step 0: response\n[wrong]" in seen
+    assert sunk[5].depth == 0
+    # keeping a right first answer earns the right answer's reward (its round ran no step)
+    [right] = await run_first_rounds([wf(0)], [row], pool, examples=False)
+    kept = await reward(prompts=[None], completions=[[{"role": "assistant", "content": KEEP_TEXT}]],
+                        problem=[PROBLEM.model_dump_json()], pool_ids=[["right", "wrong"]], prior=[prior_column(right)])
+    assert kept == [1.0]
+
+
+@pytest.fixture(scope="module")
+def examples():
+    train = take_per_domain(bank_splits().train, 120)
+    pool = training_pool(local_profile("/tmp/unused").pool_file, train, latency_scale=0)
+    return recursion_sft_examples(train, pool, PoolSampling(), copies=2, seed=0), pool
+
+
+def test_warm_start_second_rounds_show_real_first_rounds_and_every_recursion_plan(examples) -> None:
+    rows, pool = examples
+    plans = collections.Counter()
+    for ex in rows:
+        prompt, text = ex["prompt"][-1]["content"], ex["completion"][0]["content"]
+        shown = prompt.split("# Earlier workflow\n", 1)[1].split("\n\n", 1)[0].splitlines()
+        # the first round ran: one line per step with its final answer, then the agreement line
+        assert shown[0].startswith("Step 0: Model ") and shown[-1].startswith("Agreement: ")
+        workflow = parse(text, len(pool.specs) - 1, allow_empty=True, earlier_round=True)
+        assert isinstance(workflow, Workflow), text
+        plan = stated_plan(text)
+        assert plan in RECURSION_PLANS, text
+        plans[plan.name] += 1
+        if plan.name == "recheck":  # by another worker than the one that gave the answer
+            last_worker = shown[-2].split(",", 1)[0].split(": ", 1)[1]
+            assert f"Model {workflow.model_id[0]}" != last_worker, (shown, text)
+    assert set(plans) == {p.name for p in RECURSION_PLANS}
+    assert all(abs(c / len(rows) - 0.25) < 0.08 for c in plans.values()), plans
+
+
+def test_second_round_actions() -> None:
+    def act(text: str) -> str:
+        got = parse(text, 2, allow_empty=True, earlier_round=True)
+        return second_round_action(None if isinstance(got, ParseError) else got)
+
+    assert act(KEEP_TEXT) == "stop" and act(check_by(0)) == "check" and act(wf(0)) == "replace"
+    assert act('model_id = [0, 1]\nsubtasks = ["a", "b"]\naccess_list = [[], ["prev", 0]]') == "add attempts"
+    assert act("nothing") == "unparsed"
