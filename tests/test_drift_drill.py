@@ -122,6 +122,11 @@ def test_a_change_inside_the_interval_or_too_small_or_for_the_better_is_not_flag
     config = DriftConfig()
     assert flagged(worker_shifts({"w": WorkerSamples(correct=same)}, {"w": WorkerSamples(correct=worse)}, config)) == ["w"]
     assert flagged(worker_shifts({"w": WorkerSamples(correct=same)}, {"w": WorkerSamples(correct=better)}, config)) == []
+    any_size = DriftConfig(min_change={})  # only the interval decides: still only the worse side
+    assert flagged(worker_shifts({"w": WorkerSamples(correct=same)}, {"w": WorkerSamples(correct=better)},
+                                 any_size)) == []
+    assert flagged(worker_shifts({"w": WorkerSamples(correct=same)}, {"w": WorkerSamples(correct=worse)},
+                                 any_size)) == ["w"]
     slightly = [True] * 48 + [False] * 52
     assert flagged(worker_shifts({"w": WorkerSamples(correct=same)}, {"w": WorkerSamples(correct=slightly)},
                                  config)) == []

@@ -110,6 +110,9 @@ CONTROLS: dict[str, tuple[str, str]] = {
                    "    @patch('builtins.input', return_value='42')\n"
                    "    def test_it(self, _):\n        self.assertEqual(task_func(), 42)\n",
                    "def task_func():\n    return int(input())\n"),
+    # a test module that changes the machinery itself: its doing, not the program's
+    "tests_set_maxdiff": ("import unittest\nunittest.TestCase.maxDiff = None\n\n" + TESTS.split("\n\n", 1)[1],
+                          "def task_func():\n    return 42\n"),
     # a right program that defines its own classes, imports and subtests
     "subtests": ("import unittest\n\nclass TestCases(unittest.TestCase):\n    def test_it(self):\n"
                  "        for n in (1, 2):\n            with self.subTest(n=n):\n"

@@ -99,9 +99,10 @@ def shift(worker_id: str, metric: Metric, before: Sequence[float], after: Sequen
     stat = {"mean": np.mean, "median": np.median}[statistic]
     worse = WORSE[metric]
     beyond = high < 0 if worse < 0 else low > 0  # the whole interval on the worse side of 0
-    moved = beyond and worse * change >= config.min_change.get(metric, 0.0)
-    return Shift(worker_id, metric, float(stat(before)), float(stat(after)), low, high, len(before),
-                 len(after), config.confidence, moved)
+    moved = beyond and abs(change) >= config.min_change.get(metric, 0.0)
+    return Shift(worker_id=worker_id, metric=metric, before=float(stat(before)), after=float(stat(after)),
+                 low=low, high=high, n_before=len(before), n_after=len(after), confidence=config.confidence,
+                 moved=moved)
 
 
 def worker_shifts(before: Mapping[str, WorkerSamples], after: Mapping[str, WorkerSamples],

@@ -42,6 +42,10 @@ class PoolSampling:
     # the effort levels a row draws one of, uniformly (its prompt states it; the reward charges
     # its calls at that level's rate); empty: rows state no level, as before effort existed
     efforts: tuple[Effort, ...] = ()
+    # randomized pools only: the share of rows offered one bad worker (a pool-file worker with a
+    # `behaviour` other than honest, docs/simulated.md) at a random position; otherwise bad workers
+    # are never offered. Off by default; a pool without bad workers draws exactly as before.
+    bad_worker_fraction: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -74,9 +78,13 @@ def build_rows(
     rng = random.Random(seed)
     effort_rng = random.Random(f"effort-{seed}")
     workers = [s.id for s in pool.specs if s.provider != CONDUCTOR_PROVIDER]
+    bad = [s.id for s in pool.specs if s.id in workers and s.options.get("behaviour", "honest") != "honest"]
+    honest = [w for w in workers if w not in bad] if sampling.randomized else workers
     rows = []
     for problem in problems:
-        ids = offered_ids(workers, rng, sampling)
+        ids = offered_ids(honest, rng, sampling)
+        if sampling.randomized and bad and sampling.bad_worker_fraction and rng.random() < sampling.bad_worker_fraction:
+            ids.insert(rng.randint(0, len(ids)), rng.choice(bad))  # under its own plausible name and description
         recursion = rng.random() < sampling.recursion_fraction
         if recursion:
             ids.append(CONDUCTOR_ID)
