@@ -138,6 +138,8 @@ def nightly(
     baseline: list[str] = typer.Option(None, "--baseline", "-b", help=_night_help("baselines") + " (default: "
                                        + ", ".join(_night_default("baselines")) + ")"),
     pool_file: Path = typer.Option(None, "--pool", help=_night_help("pool_file")),
+    challenger_effort: list[str] = typer.Option(None, "--challenger-effort", help=_night_help("challenger_efforts")
+                                                + " Repeat the option, e.g. --challenger-effort low --challenger-effort high."),
     margin: float = gate_option("margin"),
     confidence: float = gate_option("confidence"),
     cost_bound: float = gate_option("cost_bound"),
@@ -176,7 +178,8 @@ def nightly(
             gate={"margin": margin, "confidence": confidence, "cost_bound": cost_bound, "method": gate_method},
             seed=settings.seed if seed is None else seed, run_key=run_key, max_usd=max_usd,
             accelerate_config=accelerate_config, allow_simulated=allow_simulated, db_path=str(db) if db else None,
-            training_overrides=parse_settings(settings_, training_fields()))
+            training_overrides=parse_settings(settings_, training_fields()),
+            challenger_efforts=[_effort_option(e) for e in challenger_effort or []])
         night = config.resolve(settings)
         check_specs(night.baselines, night.pool_file)
         if not get_profile(profile).simulated_pool:
@@ -198,6 +201,15 @@ def nightly(
             console.print("nightly cancelled: completed stages are cached; rerun with the same --run-key to go on")
             raise typer.Exit(130) from None
     print_nightly(summary)
+
+
+def _effort_option(value: str) -> str:
+    from conductor.effort import parse_effort
+
+    try:
+        return parse_effort(value)
+    except ValueError as exc:
+        raise ValueError(f"--challenger-effort: {exc}") from None
 
 
 def _check_keys(pool_file: Path) -> None:

@@ -287,14 +287,18 @@ def _night(night: Night, run_id: str, flow_run_id: str) -> NightlySummary:
 
 
 def _specs(night: Night, gate: GateInputs) -> list[str]:
-    """What the night evaluates: the challenger, the champion (or the baseline), the baselines."""
+    """What the night evaluates: the challenger, the champion (or the baseline), the challenger at
+    each effort level asked for (`challenger_efforts`), the baselines."""
     firsts = [gate.challenger_spec, gate.champion_spec]
-    return [*firsts, *[b for b in night.baselines if b not in firsts]]
+    efforts = [f"{gate.challenger_spec}?effort={level}" for level in night.config.challenger_efforts]
+    return [*firsts, *efforts, *[b for b in night.baselines if b not in firsts]]
 
 
 def _label(spec: str, gate: GateInputs) -> str:
     if spec == gate.challenger_spec:
         return f"challenger v{gate.challenger_version}"
+    if spec.startswith(f"{gate.challenger_spec}?effort="):
+        return f"challenger v{gate.challenger_version}, effort {spec.rpartition('=')[2]}"
     if spec == gate.champion_spec:
         return f"champion v{gate.champion_version}" if gate.champion_version else f"{spec} (baseline: no champion yet)"
     return spec

@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from conductor.config import Settings, refuse_accidental_simulation
+from conductor.effort import Effort
 from conductor.profiles import Profile, get_profile, profile_help
 from conductor.workers.pool import read_pool_file
 from registry.promotion import GateConfig
@@ -45,6 +46,12 @@ class NightConfig(BaseModel):
     baselines: list[str] = Field(default_factory=lambda: ["random", EVERY_SINGLE_WORKER], description="Baseline"
                                  " method specs evaluated beside the challenger and the champion; `single:*` is"
                                  " each worker of the pool alone.")
+    challenger_efforts: list[Effort] = Field(default_factory=list, description="Effort levels (low, medium,"
+                                             " high) the challenger is also evaluated at: its `conductor:` spec with"
+                                             " `?effort=LEVEL`, one row each in the evaluation and the summary (the"
+                                             " gate compares the challenger with no level stated). Empty: none; a"
+                                             " challenger trained with effort rows (training_overrides"
+                                             " effort_levels) is the one that obeys them.")
     gate: GateConfig = Field(default_factory=GateConfig, description="The promotion gate's margin, confidence,"
                              " cost bound and method.")
     max_usd: float | None = Field(default=None, ge=0, description="Dollar budget of the training's worker calls:"
@@ -169,7 +176,8 @@ class Night(BaseModel):
             f"trainer        {trainer}",
             f"budget         {f'${budget:,.2f} of training worker calls' if budget is not None else 'none'}"
             f" (max_usd: training stops cleanly, with a checkpoint, once spent)",
-            f"evaluation     {c.heldout_problems} held-out problems; baselines: {', '.join(self.baselines) or 'none'}",
+            f"evaluation     {c.heldout_problems} held-out problems; baselines: {', '.join(self.baselines) or 'none'}"
+            + (f"; the challenger also at effort {', '.join(c.challenger_efforts)}" if c.challenger_efforts else ""),
             f"gate           {c.gate.method}, margin {c.gate.margin}, confidence {c.gate.confidence},"
             f" cost bound {c.gate.cost_bound}",
         ]

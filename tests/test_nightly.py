@@ -30,7 +30,7 @@ def night(prefect_harness: Path, tmp_path_factory: pytest.TempPathFactory):  # n
     old = os.environ.get("MLFLOW_TRACKING_URI")
     os.environ["MLFLOW_TRACKING_URI"] = uri
     night = NightConfig(steps=1, chunk_steps=1, heldout_problems=HELDOUT, baselines=[], training_overrides=TINY,
-                        concurrency=2, run_key=f"test-{uuid.uuid4().hex[:8]}")
+                        concurrency=2, run_key=f"test-{uuid.uuid4().hex[:8]}", challenger_efforts=["low"])
     try:
         before_any = champion_eval_flow(NightConfig(heldout_problems=4, baselines=[], concurrency=2))  # no champion yet
         first = nightly_flow(night)
@@ -100,10 +100,11 @@ def test_traces_of_training_and_evaluation_are_in_duckdb(night) -> None:  # noqa
         train = store.query("SELECT r.status, count(t.trace_id) AS traces FROM runs r JOIN traces t USING (run_id)"
                             " WHERE r.kind = 'train' AND r.mlflow_run_id = ? GROUP BY r.status",
                             [s.trained.run_id]).to_pylist()
-    assert len(per_spec) == 2  # the challenger and the template baseline, on the same problems
+    assert len(per_spec) == 3  # the challenger (also at effort low) and the template baseline, on the same problems
     assert all(r["n"] == r["problems"] == HELDOUT for r in per_spec)
     assert len(train) == 1 and train[0]["status"] == "finished" and train[0]["traces"] > 0
-    assert set(s.report.scores.accuracy) == {f"challenger v{s.trained.version}", f"{s.report.compared_with} (baseline: no champion yet)"}
+    assert set(s.report.scores.accuracy) == {f"challenger v{s.trained.version}", f"challenger v{s.trained.version}, effort low",
+                                             f"{s.report.compared_with} (baseline: no champion yet)"}
     assert s.evaluated.simulated and s.costs.usd_evaluation > 0
 
 
@@ -199,7 +200,24 @@ def test_with_a_champion_the_night_trains_from_it_and_is_gated_against_it(night)
     assert params["model_name_or_path"].endswith("/models/v1")
     aliases = {a: str(v) for a, v in client.get_registered_model("conductor").aliases.items()}
     assert aliases["challenger"] == "2" and aliases["champion"] == ("2" if s.decision.promoted else "1")
-    assert set(s.report.scores.accuracy) == {"challenger v2", "champion v1"}
+    assert set(s.report.scores.accuracy) == {"challenger v2", "challenger v2, effort low", "champion v1"}
+
+
+def test_the_challenger_at_an_effort_level_is_its_own_row_with_the_level_in_its_prompts(night) -> None:  # noqa: ANN001
+    from conductor.effort import EFFORT_LINES, Effort
+
+    s = night["first"]
+    with _store(night["home"]) as store:
+        prompts = store.query(
+            "SELECT o.spec, t.conductor_prompt FROM v_question_outcomes o JOIN runs r USING (run_id)"
+            " JOIN traces t ON t.run_id = r.run_id AND t.problem_id = o.problem_id"
+            " WHERE o.evaluation_id = ? AND o.spec LIKE 'conductor:%'", [s.evaluated.evaluation_id]).to_pylist()
+    at_low = [p["conductor_prompt"] for p in prompts if p["spec"].endswith("?effort=low")]
+    plain = [p["conductor_prompt"] for p in prompts if not p["spec"].endswith("?effort=low")]
+    assert len(at_low) == len(plain) == HELDOUT
+    assert all(EFFORT_LINES[Effort.LOW] in p for p in at_low) and not any("Effort:" in p for p in plain)
+    label = f"challenger v{s.trained.version}, effort low"
+    assert label in s.report.scores.usd_per_question and s.report.scores.usd_per_question[label] is not None
 
 
 def _evaluation(db: Path, sides: dict[str, bool], n: int = 12) -> str:

@@ -81,7 +81,7 @@ class ConductorTrainingConfig(GRPOConfig):
         metadata={"help": "Reward charged per worker call at each of effort_levels, in the same order: a parsed "
                   "rollout earns r - rate x worker calls (unparsed: 0, as always). Empty: each level's default "
                   "(conductor.effort.DEFAULT_CALL_RATES: low 0.04, medium 0.01, high 0; one more call pays at rate "
-                  "c only if it buys 2c of accuracy). Each rate times the most calls a rollout makes stays under "
+                  "c only if it buys 2c points of accuracy, docs/training.md). Each rate times the most calls a rollout makes stays under "
                   "0.5, so a parsed workflow never earns less than an unparsed one."},
     )
     cost_weight: float = field(

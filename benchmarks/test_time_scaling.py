@@ -1,0 +1,224 @@
+"""Test-time scaling the user controls, on a SIMULATED pool (numbers describe the simulation, never a
+real model): accuracy against worker calls and $ per question on the bank's held-out problems
+(509), for each effort level (conductor/effort.py) of
+- the template stand-in Conductor (`TemplatePlanner`, which obeys the level its prompt states:
+  low one call, medium a solve and a check by another worker, high three attempts + an aggregator),
+- each trained model directory given (greedy, the level stated in its prompt, and with none),
+beside the environment's fixed strategies at the same calls: the best single worker, and on each
+domain's oracle worker (the worker best on these rows: an upper bound no planner knows in
+advance) one attempt, a self-check, k attempts + an aggregator for k = 2..4, and one round of 8
+attempts + an aggregator reading all 8 (max_steps raised to 9: the two-round ceiling of issue 32).
+
+    python benchmarks/test_time_scaling.py [MODEL_DIR ...] [--pool local|paper-sim] [--seeds 0 1 2]
+        [--test-n 509] [--write docs/benchmarks.md] [--plot docs/img/test_time_scaling.png]
+
+A seed is the dice of the simulated workers (each worker's `seed` option shifted by 7919 x seed, as
+an evaluation's repeat does); each method and seed runs on a fresh pool, so every method meets
+the same dice (a pool counts identical calls, and a repeat of one draws anew). Without a model it measures the stand-in and the fixed strategies (about 1.5
+CPU-s a method and seed). Not here yet: recursion rounds 1-3 (benchmarks/recursion.py measures
+round 2 of a trained model).
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import os
+import resource
+import statistics
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+from benchmarks.report import write_section  # noqa: E402
+from conductor.config import REPO_ROOT, ExecutionConfig  # noqa: E402
+from conductor.data.schema import Problem  # noqa: E402
+from conductor.effort import Effort  # noqa: E402
+from conductor.planners import TemplatePlanner  # noqa: E402
+from conductor.training.compare import attempts_text, baselines, self_verify_text, single_text  # noqa: E402
+from conductor.methods import REPEAT_SEED_STRIDE  # noqa: E402
+from conductor.training.dataset import CONDUCTOR_SPEC, PromptRow, row_messages  # noqa: E402
+from conductor.training.evaluate import EvalResult, score_texts  # noqa: E402
+from conductor.training.problems import bank_splits, take_per_domain  # noqa: E402
+from conductor.workers.pool import Pool, read_pool_file  # noqa: E402
+from conductor.workers.registry import BuildContext  # noqa: E402
+
+POOLS = {"local": REPO_ROOT / "deployments" / "pools" / "local.yaml",
+         "paper-sim": REPO_ROOT / "deployments" / "pools" / "paper-sim.yaml"}
+LEVELS: tuple[Effort | None, ...] = (*Effort, None)  # None: no level stated (the prompt as before)
+
+
+@dataclasses.dataclass
+class Point:
+    """One method at one effort level (or a fixed strategy): its figures per seed."""
+
+    method: str
+    level: str  # low / medium / high / none, or "fixed"
+    accuracy: list[float] = dataclasses.field(default_factory=list)
+    calls: list[float] = dataclasses.field(default_factory=list)
+    usd: list[float | None] = dataclasses.field(default_factory=list)
+
+    def add(self, r: EvalResult) -> None:
+        self.accuracy.append(r.accuracy)
+        self.calls.append(r.calls_per_question)
+        self.usd.append(r.usd_per_question)
+
+    @property
+    def mean_usd(self) -> float | None:  # unknown in any seed: unknown (never $0)
+        return None if any(u is None for u in self.usd) else statistics.mean(u for u in self.usd if u is not None)
+
+
+def fresh_pool(pool_file: Path, problems: Sequence[Problem], seed: int) -> Pool:
+    """The pool with seed `seed`'s dice and no call seen yet (the Conductor offered too, as in training)."""
+    specs = read_pool_file(pool_file).reseeded(REPEAT_SEED_STRIDE * seed).workers
+    return Pool.from_specs([*specs, CONDUCTOR_SPEC], BuildContext(problems=list(problems), latency_scale=0.0))
+
+
+def at_level(rows: Sequence[PromptRow], level: Effort | None) -> list[PromptRow]:
+    return [dataclasses.replace(r, effort=level) for r in rows]
+
+
+def template_texts(rows: Sequence[PromptRow], pool: Pool) -> list[str]:
+    """What the stand-in writes for each row's prompt (the level it states picks the shape)."""
+    planner = TemplatePlanner()
+
+    async def plan_all() -> list[str]:
+        return [(await planner.plan(row_messages(r, pool, examples=False), r.offered(pool).specs)).text for r in rows]
+
+    return asyncio.run(plan_all())
+
+
+def model_texts(model_dir: Path, rows: Sequence[PromptRow], pool: Pool) -> list[str]:
+    from conductor.models.constrained import load_causal_lm
+    from conductor.models.tiny import load_tokenizer
+    from conductor.training.evaluate import generate_workflows
+
+    prompts = [[m.model_dump() for m in row_messages(r, pool, examples=False)] for r in rows]
+    return generate_workflows(load_causal_lm(model_dir), load_tokenizer(model_dir), prompts, max_new_tokens=128)
+
+
+def measure(problems: list[Problem], pool_file: Path, models: Sequence[Path], seeds: Sequence[int]) -> list[Point]:
+    base = baselines(problems, pool_file, latency_scale=0.0)  # the oracle's worker per domain, on seed 0's dice
+    rows, pool = base.rows, base.pool
+    oracle = [base.oracle_workers[r.problem.domain] for r in rows]
+    fixed: dict[str, Callable[[int, Problem], str]] = {
+        "oracle worker, one attempt": single_text,
+        "oracle worker + self-check": self_verify_text,
+        **{f"oracle worker, {k} attempts + aggregator": (lambda k: lambda w, p: attempts_text(w, p, k))(k)
+           for k in (2, 3, 4)},
+    }
+    texts: dict[tuple[str, str], tuple[list[str], list[PromptRow], ExecutionConfig | None]] = {}
+    for name, text_of in fixed.items():
+        texts[(name, "fixed")] = ([text_of(w, r.problem) for w, r in zip(oracle, rows)], rows, None)
+    wide = ExecutionConfig(max_steps=9)
+    texts[("oracle worker, 8 attempts + aggregator (max_steps 9)", "fixed")] = (
+        [attempts_text(w, r.problem, 8) for w, r in zip(oracle, rows)], rows, wide)
+    workers = [i for i, s in enumerate(pool.specs) if s.provider != "conductor"]
+    for i in workers:
+        texts[(f"single: {pool.specs[i].id}", "single")] = ([single_text(i, r.problem) for r in rows], rows, None)
+    for level in LEVELS:
+        leveled = at_level(rows, level)
+        texts[("template stand-in", str(level or "none"))] = (template_texts(leveled, pool), leveled, None)
+        for md in models:
+            texts[(str(md), str(level or "none"))] = (model_texts(md, leveled, pool), leveled, None)
+    points = {key: Point(*key) for key in texts}
+    for seed in seeds:
+        for key, (t, rs, execution) in texts.items():
+            fresh = fresh_pool(pool_file, problems, seed)
+            points[key].add(asyncio.run(score_texts(t, rs, fresh, examples=False, seed=seed, execution=execution)))
+    # the best single worker, by mean accuracy over the seeds: one row
+    singles = [p for k, p in points.items() if k[1] == "single"]
+    best = max(singles, key=lambda p: statistics.mean(p.accuracy))
+    best.method, best.level = f"best single worker ({best.method.removeprefix('single: ')})", "fixed"
+    return [p for p in points.values() if p.level != "single"]
+
+
+def table(points: Sequence[Point], seeds: Sequence[int]) -> list[str]:
+    lines = ["| method | effort | worker calls / question | $ / question | accuracy (mean) | per seed |",
+             "|---|---|---|---|---|---|"]
+    for p in points:
+        usd = "unknown" if p.mean_usd is None else f"{p.mean_usd:.4f}"
+        lines.append(f"| {p.method} | {p.level} | {statistics.mean(p.calls):.2f} | {usd} | "
+                     f"{statistics.mean(p.accuracy):.3f} | {' / '.join(f'{a:.3f}' for a in p.accuracy)} |")
+    return lines
+
+
+def plot(points: Sequence[Point], path: Path, title: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(12, 5))
+    series: dict[str, list[Point]] = {}
+    for p in points:
+        name = ("best single worker" if p.method.startswith("best single") else
+                "fixed strategies (oracle worker)" if p.level == "fixed" else p.method)
+        series.setdefault(name, []).append(p)
+    for ax, x_of, label in ((axes[0], lambda p: statistics.mean(p.calls), "worker calls per question"),
+                            (axes[1], lambda p: p.mean_usd, "$ per question")):
+        for name, ps in series.items():
+            ps = sorted((p for p in ps if x_of(p) is not None), key=x_of)
+            line = [p for p in ps if p.level != "none"]  # fixed, or low -> medium -> high
+            drawn = ax.plot([x_of(p) for p in line], [statistics.mean(p.accuracy) for p in line],
+                            "s--" if name.startswith("fixed") else "D" if name.startswith("best") else "o-", label=name)
+            for p in ps:
+                x, y = x_of(p), statistics.mean(p.accuracy)
+                if p.level == "none":  # no level stated: a marker of the series' colour, off its line
+                    ax.plot([x], [y], "x", color=drawn[0].get_color())
+                tag = {"fixed": p.method.replace("oracle worker, ", "").replace("oracle worker + ", "")
+                       .replace(" + aggregator", "+agg").replace(" (max_steps 9)", ""), "none": "no level"}.get(
+                           p.level, p.level)
+                ax.annotate(tag, (x, y), fontsize=7, xytext=(3, 3 if p.level != "none" else -9),
+                            textcoords="offset points")
+        ax.set_xlabel(label)
+        ax.set_ylabel("accuracy (held-out)")
+        ax.grid(alpha=0.3)
+    axes[0].legend(fontsize=8, loc="lower right")
+    fig.suptitle(title + " (SIMULATED pool)")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("models", nargs="*", type=Path, help="trained model directories (each level stated in its prompt)")
+    ap.add_argument("--pool", choices=sorted(POOLS), default="local")
+    ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2], help="dice of the simulated calls")
+    ap.add_argument("--test-n", type=int, default=None, help="held-out problems (default: the whole split, 509)")
+    ap.add_argument("--write", type=Path, default=None, help="write the table into this markdown file's section")
+    ap.add_argument("--plot", type=Path, default=None, help="write the accuracy-vs-calls and -$ plot here (PNG)")
+    ns = ap.parse_args()
+    test = bank_splits().test
+    if ns.test_n:
+        test = take_per_domain(test, ns.test_n, seed=0)
+    points = measure(test, POOLS[ns.pool], ns.models, ns.seeds)
+    cpu = sum(resource.getrusage(resource.RUSAGE_SELF)[:2]) / 60
+    lines = table(points, ns.seeds)
+    body = "\n".join(lines) + (
+        f"\n\n{len(test)} held-out bank problems, SIMULATED {ns.pool} pool, seeds {' '.join(map(str, ns.seeds))} "
+        f"(the simulated workers' dice; every method meets the same); {cpu:.1f} CPU-minutes in all. Worker calls "
+        "leave out the Conductor's own; $ are the simulated pool's invented prices. The oracle worker is each "
+        "domain's best on these rows (an upper bound). The template stand-in writes generic wordings over the "
+        "pool's first workers (no routing), so it sits below them; it shows the level moving the calls (1 / 2 / 4) "
+        "and accuracy with them. A trained model's rows (one per level, and none stated) come with MODEL_DIR; "
+        "none is here yet (no model has been trained with effort rows). "
+        f"`python benchmarks/test_time_scaling.py [MODEL_DIR ...] --pool {ns.pool}`.")
+    print(body, flush=True)
+    title = f"Test-time scaling by effort, {ns.pool} pool, {len(test)} held-out"
+    if ns.plot:
+        plot(points, ns.plot, title)
+        body += f"\n\n![accuracy against calls and $ per question, SIMULATED]({os.path.relpath(ns.plot, 'docs')})"
+    if ns.write:
+        write_section(ns.write, f"test-time-scaling-{ns.pool}",
+                      f"Test-time scaling by effort, {ns.pool} pool (benchmarks/test_time_scaling.py, SIMULATED)", body)
+
+
+if __name__ == "__main__":
+    main()
