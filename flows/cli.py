@@ -157,7 +157,6 @@ def nightly(
 ) -> None:
     """The nightly pipeline (`make run`): curate, train, evaluate challenger vs champion, costs, the
     promotion gate, a summary. Runs as the Prefect flow `conductor-nightly`."""
-    ensure_prefect_home()
     from conductor.cli.common import parse_settings, training_fields, user_errors
     from conductor.config import SimulatedPoolRefused, load_settings
     from conductor.evaluation.methods import MethodSpecError, check_specs
@@ -188,6 +187,7 @@ def nightly(
         for line in night.lines():
             console.print(line, soft_wrap=True, markup=False, highlight=False)
         return
+    ensure_prefect_home()  # not for a dry run, which changes nothing; before Prefect is imported
     from flows.nightly import nightly_flow
     from flows.prefect_server import PrefectServerError, tied_prefect_server
     from flows.terminal import quiet_terminal

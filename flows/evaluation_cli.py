@@ -92,9 +92,15 @@ def eval_(
         check_specs(cfg.methods, pool, resolve_model=resolve_conductor, exclude=cfg.exclude)
     from prefect.exceptions import CancelledRun
 
+    from flows.prefect_server import tied_prefect_server
+
     # The first Ctrl-C cancels the solves in progress: their finished questions are written, the
     # runs marked cancelled, the flow run ends Cancelled, and its message is all that is printed.
-    with user_errors(MethodSpecError, PoolError, ValueError), ctrl_c_stops_solving() as cancellation:
+    # The temporary Prefect server is tied to the command, in a session of its own (as for
+    # `conductor run` and `conductor nightly`): a terminal's Ctrl-C no longer reaches it, so it
+    # neither prints its shutdown's tracebacks nor leaves the flow unable to report its end.
+    with user_errors(MethodSpecError, PoolError, ValueError), tied_prefect_server(), \
+            ctrl_c_stops_solving() as cancellation:
         try:
             result = evaluation_flow(cfg, db_path=str(db) if db else None, resolve_model=resolve_conductor,
                                      cancellation=cancellation)

@@ -1,7 +1,8 @@
 """The CLI's one error boundary: every `conductor` command (the library's and the plug-ins')
-runs inside `ConductorGroup.main`, where a failure the user can cause becomes one line
-`error: ...` on stderr with exit code 2, and nothing else prints a traceback unless `--debug`
-(anywhere on the command line) or CONDUCTOR_DEBUG=1 asks for it."""
+runs inside `ConductorGroup.main`, where a failure the user can cause (a usage mistake, an empty
+value, an exception of a kind `common.add_user_errors` names) becomes one line `error: ...` on
+stderr with exit code 2, with its traceback only when `--debug` (anywhere on the command line)
+or CONDUCTOR_DEBUG=1 asks for it. Anything else is a bug and keeps its traceback."""
 
 from __future__ import annotations
 
@@ -95,10 +96,10 @@ class ConductorGroup(TyperGroup):
         except KeyboardInterrupt:
             err_console.print("interrupted", highlight=False)
             return 130
-        except Exception as exc:  # noqa: BLE001 - the boundary: one line unless --debug
-            if debug:
+        except Exception as exc:
+            # A bug is not the user's mistake: it keeps its traceback (exit code 1), which a bug
+            # report, or a nightly chunk's log, needs.
+            if debug or not is_user_error(exc):
                 raise
-            if is_user_error(exc):
-                return _error(one_line(exc), 2)
-            return _error(f"{type(exc).__name__}: {one_line(exc)} (an internal error; --debug shows where)", 1)
+            return _error(one_line(exc), 2)
         return rv if isinstance(rv, int) else 0

@@ -60,6 +60,11 @@ def train(
                            ("max_steps", max_steps), ("max_usd", max_usd)):
             if value is not None:
                 overrides[key] = value
+        if estimate_only and profile == "small-real":
+            # An estimate changes nothing: the profile would unpack the real model (~0.5 GB) into the
+            # home to name its directory, which the estimate does not read (it needs only to know
+            # that there is one).
+            overrides.setdefault("warm_start_from", "(the real SmolLM2-135M, unpacked on the first run)")
         config = profile_config(profile, out, **overrides)  # type: ignore[arg-type]
         est = estimate(config)
         console.print("[bold]Projected[/bold] (before anything is spent):")
