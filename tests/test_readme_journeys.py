@@ -288,7 +288,8 @@ def test_ask(home: Path, tmp_path: Path) -> None:
 
 def test_solve_and_curate(home: Path, tmp_path: Path) -> None:
     out = conduct("conductor solve --shape verify --out traces.jsonl", cwd=tmp_path)
-    assert (tmp_path / "traces.jsonl").read_text().count("\n") >= 1 and "accuracy" in out.lower()
+    traces = (tmp_path / "traces.jsonl").read_text().splitlines()
+    assert f"{len(traces)} problems over pool" in out and len(traces) >= 1
     conduct("conductor data curate --profile local --out curated/", cwd=tmp_path)
     assert (tmp_path / "curated" / "manifest.json").is_file() and (tmp_path / "curated" / "train.jsonl").is_file()
 
