@@ -1,0 +1,33 @@
+"""Quiet by default (issue 33): a night's terminal gets one line per stage and per GRPO chunk, not
+Prefect's line per finished task nor the trainers' per-step log dicts."""
+
+from __future__ import annotations
+
+import logging
+
+from flows.terminal import HideCompletedTaskRuns
+from flows.training import chunk_line
+
+
+def _record(name: str, level: int, message: str) -> logging.LogRecord:
+    return logging.LogRecord(name, level, __file__, 1, message, None, None)
+
+
+def test_only_a_task_runs_completed_line_is_hidden() -> None:
+    hide = HideCompletedTaskRuns()
+    assert not hide.filter(_record("prefect.task_runs", logging.INFO, "Finished in state Completed()"))
+    for kept in (_record("prefect.task_runs", logging.INFO, "Finished in state Cached(type=COMPLETED)"),
+                 _record("prefect.task_runs", logging.ERROR, "Finished in state Failed('boom')"),
+                 _record("prefect.task_runs", logging.INFO, "grpo step 50/200: reward 0.6"),
+                 _record("prefect.flow_runs", logging.INFO, "Finished in state Completed()")):
+        assert hide.filter(kept), kept.getMessage()
+
+
+def test_a_chunk_is_one_line_with_its_mean_reward_and_kl() -> None:
+    chunk = {"steps": 50, "stop_reason": "chunk_end", "usd": 12.5,
+             "history": [{"step": 49.0, "reward": 0.5, "kl": 0.01}, {"step": 50.0, "reward": 0.7, "kl": 0.03}]}
+    line = chunk_line(chunk, 200)
+    assert "\n" not in line
+    assert line.startswith("grpo step 50/200: reward 0.6, kl 0.02 (means over the chunk's 2 logged steps)")
+    assert "stop=chunk_end, spend $12.50" in line
+    assert "kl n/a" in chunk_line({**chunk, "history": [{"step": 1.0, "reward": 0.5}]}, 200)  # beta 0: no kl
