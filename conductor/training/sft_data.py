@@ -22,6 +22,8 @@ two decisions: the plan sentence; the words that say the kind of task; the kind'
 the list opener and the first worker (one token per kind and worker, so routing for one kind does
 not move another); each further worker; each step's wording; the access lists. The lists' syntax
 lives inside those tokens, so a sampled workflow parses whatever its shape (docs/training.md).
+The grammar also holds a second round's plans (`strategies.RECURSION_PLANS`: keep the earlier
+answer, a check of the earlier round, more attempts and an aggregator reading both rounds).
 """
 
 from __future__ import annotations
@@ -100,7 +102,8 @@ def sft_examples(
     rng = random.Random(seed)
     out = []
     for c in range(copies):
-        # No recursion rows: SFT teaches the format; re-planning is left to GRPO.
+        # No recursion rows here (no Conductor offered); second rounds are
+        # `second_round.recursion_sft_examples` (config.sft_recursion_copies).
         plain = PoolSampling(sampling.randomized, sampling.k_min, sampling.k_max, 0.0)
         for row in build_rows(problems, pool, plain, seed=seed * 1000 + c):
             out.append(example_for(row, pool, rng, examples=examples, plans=plans))
