@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import os
-import socket
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -41,6 +39,7 @@ from tasks.evaluation import (
 )
 from tasks.solve import Cancellation
 from tasks.traces import TraceWriter
+from warehouse import lifecycle
 from warehouse.records import DatasetManifest, Run
 
 IN_PROCESS_PROVIDERS = frozenset({"simulated", "local"})  # no remote rate limit to share
@@ -113,8 +112,7 @@ def _cancelled(futures: list[Any], runs: list[Run], unwritten: RuntimeError | No
     `cancelled` (their finished questions are in the warehouse; the views leave cancelled runs
     out), and a Cancelled state for the flow run, whose message is the one line the CLI prints."""
     recorded = sum(f.result() for f in futures if f.state.is_completed())
-    record_runs([run.model_copy(update={"status": "cancelled", "finished_at": datetime.now(UTC)}) for run in runs],
-                db_path)
+    record_runs([lifecycle.ended(run, "cancelled") for run in runs], db_path)
     lost = f" ({unwritten})" if unwritten is not None else ""
     return Cancelled(message=f"interrupted: {recorded} questions recorded{lost}, runs cancelled")
 
@@ -155,11 +153,12 @@ def evaluation_flow(cfg: EvalConfig, db_path: str | None = None, resolve_model: 
                                 conductor_prices=cfg.conductor_prices, exclude=cfg.exclude) for s in cfg.methods]
     evaluation_id = new_id()
     out_dir = cfg.out_dir or home / "evaluations" / evaluation_id
-    base = dict(started_at=datetime.now(UTC), host=socket.gethostname(), pid=os.getpid())
     simulated = any(m.simulated for m in methods)
-    parent = Run(run_id=evaluation_id, kind="evaluation", method=", ".join(cfg.methods), simulated=simulated,
-                 params=cfg.model_dump(mode="json") | {"benchmarks": sorted(benchmarks), "dataset_id": dataset.dataset_id},
-                 **base)
+    # The rows are built and ended by warehouse/lifecycle.py's run_here and ended; they are written
+    # together (start_evaluation, finish_evaluation) rather than one RunLifecycle each.
+    parent = lifecycle.run_here(evaluation_id, "evaluation", method=", ".join(cfg.methods), simulated=simulated,
+                                params=cfg.model_dump(mode="json") | {"benchmarks": sorted(benchmarks),
+                                                                      "dataset_id": dataset.dataset_id})
     logger = get_run_logger()
     # Per-provider global concurrency limits, shared by every flow on this Prefect server: for the
     # providers behind a remote API (their rate limits are shared by every flow). In-process
@@ -184,10 +183,11 @@ def evaluation_flow(cfg: EvalConfig, db_path: str | None = None, resolve_model: 
     for spec, method in zip(cfg.methods, methods):
         for r in range(cfg.repeats):
             m = method if r == 0 else dataclasses.replace(method, repeat=r)
-            run = Run(run_id=new_id(), kind="eval", method=method.name, simulated=method.simulated,
-                      params={"evaluation_id": evaluation_id, "repeat": r, "spec": spec, "setting": cfg.setting,
-                              "pool_file": str(m.pool_file), "execution": m.execution.model_dump(),
-                              "prices_checked": m.pool.price_dates}, **base)
+            run = lifecycle.run_here(new_id(), "eval", method=method.name, simulated=method.simulated,
+                                     params={"evaluation_id": evaluation_id, "repeat": r, "spec": spec,
+                                             "setting": cfg.setting, "pool_file": str(m.pool_file),
+                                             "execution": m.execution.model_dump(),
+                                             "prices_checked": m.pool.price_dates})
             runs.append(run)
             plans.append((method, m, r, run))
     # Dead runs abandoned, the problems and every run row (parent first) in one task and one
@@ -226,7 +226,7 @@ def evaluation_flow(cfg: EvalConfig, db_path: str | None = None, resolve_model: 
     if cancellation.stopped:  # Ctrl-C: every handed-off batch is written (drained above)
         return _cancelled(futures, [*runs, parent], unwritten, db_path)
     status = "failed" if failed or unwritten else "finished"
-    ended = [run.model_copy(update={"status": status, "finished_at": datetime.now(UTC)}) for run in [*runs, parent]]
+    ended = [lifecycle.ended(run, status) for run in [*runs, parent]]
     if failed or unwritten:
         record_runs(ended, db_path)
         if unwritten is not None and not failed:

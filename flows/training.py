@@ -12,11 +12,11 @@ from typing import Any
 from prefect import flow
 from pydantic import BaseModel, Field
 
-from conductor.training.config import ConductorTrainingConfig
+from conductor.training.chunks import ChunkPlan
+from conductor.training.config import ConductorTrainingConfig, profile_config
 from conductor.workers.pool import read_pool_file
-from tasks.launch import ChunkPlan
 from tasks.records import run_writer
-from tasks.training import Registered, config_for, grpo_chunk_task, problems_task, register_task, warm_start_task
+from tasks.training import Registered, grpo_chunk_task, problems_task, register_task, warm_start_task
 from warehouse.lifecycle import RunLifecycle, run_here
 
 
@@ -35,7 +35,7 @@ class TrainingRequest(BaseModel):
 @flow(name="conductor-training", log_prints=True)
 def training_flow(request: TrainingRequest) -> Registered:
     overrides = dict(request.overrides)
-    config = config_for(request.profile, request.output_dir, overrides)
+    config = profile_config(request.profile, request.output_dir, **overrides)
     # One warehouse run for all chunks (its rollouts, its curve): `running` from here, before the
     # warm start, then finished when registered, failed when anything raises.
     run_id = f"train-{uuid.uuid4().hex[:12]}" if request.warehouse else None
@@ -50,7 +50,8 @@ def training_flow(request: TrainingRequest) -> Registered:
     return registered
 
 
-def _train(request: TrainingRequest, config: ConductorTrainingConfig, overrides: dict[str, Any], run_id: str | None) -> Registered:
+def _train(request: TrainingRequest, config: ConductorTrainingConfig, overrides: dict[str, Any],
+           run_id: str | None) -> Registered:
     """Warm start, the chunks, the registration."""
     # Each chunk saves at its end, whatever the profile's save_steps.
     chunk_steps = request.chunk_steps

@@ -21,9 +21,7 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
-
-from conductor.training.config import ConductorTrainingConfig, profile_config
+from conductor.training.chunks import ChunkPlan
 from tasks.training_sink import ingest_launched
 
 
@@ -32,24 +30,6 @@ def script(name: str) -> str:
     as each rank's script), else the one on PATH."""
     beside = Path(sys.executable).with_name(name)
     return str(beside) if beside.is_file() else (shutil.which(name) or name)
-
-
-class ChunkPlan(BaseModel):
-    """One checkpointed GRPO chunk: the run's profile and overrides (the model included) up to
-    `until_step`, its warehouse run, and the launcher. As JSON it is what `conductor train
-    --config` reads, so a launched chunk builds the very config the in-process one would."""
-
-    profile: str
-    output_dir: str
-    overrides: dict[str, Any]
-    until_step: int
-    run_id: str | None = None  # the warehouse run every rollout goes to (None: none)
-    accelerate_config: str | None = None  # run under `accelerate launch --config_file` (None: in-process)
-
-    def config(self) -> ConductorTrainingConfig:
-        """The run's config, ending at `until_step` (the schedule's horizon stays the run's `max_steps`)."""
-        return profile_config(self.profile, self.output_dir,  # type: ignore[arg-type]
-                              **{**self.overrides, "stop_at_step": self.until_step})
 
 
 def _free_port() -> int:

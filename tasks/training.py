@@ -18,12 +18,9 @@ from conductor.training.config import ConductorTrainingConfig, profile_config
 from conductor.training.grpo import TrainResult, train_grpo
 from conductor.training.pipeline import ensure_model, training_split
 from conductor.workers.pool import read_pool_file
-from tasks.launch import ChunkPlan, run_chunk
+from conductor.training.chunks import ChunkPlan
+from tasks.launch import run_chunk
 from tasks.training_sink import WarehouseSink
-
-
-def config_for(profile: str, output_dir: str, overrides: dict[str, Any]) -> ConductorTrainingConfig:
-    return profile_config(profile, output_dir, **overrides)  # type: ignore[arg-type]
 
 
 @task(name="training-problems", cache_policy=NO_CACHE)
@@ -44,7 +41,7 @@ def problems_task(config: ConductorTrainingConfig) -> tuple[list[Problem], list[
 def warm_start_task(profile: str, output_dir: str, overrides: dict[str, Any], train: list[Problem]) -> str:
     """The model GRPO starts from (an earlier warm start in the run dir is reused on retry)."""
     logger = get_run_logger()
-    model = ensure_model(config_for(profile, output_dir, overrides), train,
+    model = ensure_model(profile_config(profile, output_dir, **overrides), train,
                          on_log=lambda figures: logger.log(_level(figures), "sft %s", _figures(figures)))
     logger.info("GRPO starts from %s", model)
     return str(model)

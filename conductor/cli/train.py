@@ -38,8 +38,6 @@ def train(
 ) -> None:
     """Warm-start (local and small-real profiles) and GRPO-train the Conductor; log it to MLflow as a new
     `conductor` version with alias `challenger`. Simulated-pool numbers describe the simulation."""
-    import json
-
     from conductor.cli.common import user_errors
     from conductor.config import SimulatedPoolRefused, load_settings, refuse_accidental_simulation
     from conductor.training.config import profile_config
@@ -48,9 +46,10 @@ def train(
 
     settings = load_settings(profile=profile)
     if config_file is not None:
-        chunk = json.loads(config_file.read_text(encoding="utf-8"))
-        profile = chunk["profile"]
-        config = profile_config(profile, chunk["output_dir"], **{**chunk["overrides"], "stop_at_step": chunk["until_step"]})
+        from conductor.training.chunks import ChunkPlan
+
+        plan = ChunkPlan.model_validate_json(config_file.read_text(encoding="utf-8"))
+        profile, config = plan.profile, plan.config()
     else:
         out = output_dir or settings.home / "training" / profile
         from conductor.cli.common import parse_settings, training_fields
