@@ -149,7 +149,7 @@ def fixed_rows(rows, pool) -> list[tuple[str, dict]]:  # noqa: ANN001
             ("always: 4 more + an aggregator reading both rounds", summary(rows, firsts, both, c1, c2))]
 
 
-def parse_rates(model_dir: Path, rows, pool, *, n: int = 96, samples: int = 4) -> list[str]:  # noqa: ANN001
+def parse_rates(model_dir: Path, rows, pool, *, n: int = 32, samples: int = 4) -> list[str]:  # noqa: ANN001
     """Sampled at temperature 1 (as GRPO samples): the share of first rounds that parse as first
     rounds, and per first-round plan (run over the pool, shown in the recursion prompt) the share
     of second rounds that parse as second rounds, with what the second rounds write."""
