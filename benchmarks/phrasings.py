@@ -60,6 +60,8 @@ def train(ns: argparse.Namespace) -> Path:
     c0, w0 = cpu_s(), time.time()
     warm_started_tiny(cfg, problems)
     print(f"SFT: wall {time.time() - w0:.0f}s cpu {cpu_s() - c0:.0f}s", flush=True)
+    if ns.warm_only:  # the kind line is taught by the warm start: measure it before GRPO moves it
+        return Path(cfg.model_name_or_path)
     result = train_grpo(cfg, problems, [])
     print(f"GRPO {result.steps} steps: wall {time.time() - w0:.0f}s cpu {cpu_s() - c0:.0f}s (with SFT)", flush=True)
     return Path(result.model_dir)
@@ -130,6 +132,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--copies", type=int, default=8)
     ap.add_argument("--steps", type=int, default=400)
+    ap.add_argument("--warm-only", action="store_true", help="with --train: stop after the warm start (no GRPO)")
     ap.add_argument("--lr", type=float, default=3e-4)
     ap.add_argument("--n-test", type=int, default=508, help="held-out problems (strategies.py's default)")
     ap.add_argument("--pool", choices=sorted(POOLS), default="local")
