@@ -10,6 +10,9 @@ never a real model.
         --seed 0 --copies 4 --steps 200 --lr 5e-4                        # the recipe of
         # benchmarks/strategies.py, its training problems asked in several training styles
 
+    python benchmarks/phrasings.py --report "no cue=/tmp/b0/phrasings.json" \
+        "cue line=/tmp/w0/phrasings.json" --write docs/benchmarks.md    # the kind-line table
+
 Figures are written as JSON to --json (default OUT/phrasings.json or MODEL/phrasings.json).
 """
 
@@ -30,6 +33,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from benchmarks.learning import POOLS, shape_figures  # noqa: E402
+from benchmarks.report import write_section  # noqa: E402
 from conductor.training.compare import Baselines  # noqa: E402
 from conductor.training.dataset import PoolSampling, build_rows, row_messages, training_pool  # noqa: E402
 from conductor.training.evaluate import generate_workflows, score_texts  # noqa: E402
@@ -60,6 +64,8 @@ def train(ns: argparse.Namespace) -> Path:
     c0, w0 = cpu_s(), time.time()
     warm_started_tiny(cfg, problems)
     print(f"SFT: wall {time.time() - w0:.0f}s cpu {cpu_s() - c0:.0f}s", flush=True)
+    if ns.warm_only:  # the kind line is taught by the warm start: measure it before GRPO moves it
+        return Path(cfg.model_name_or_path)
     result = train_grpo(cfg, problems, [])
     print(f"GRPO {result.steps} steps: wall {time.time() - w0:.0f}s cpu {cpu_s() - c0:.0f}s (with SFT)", flush=True)
     return Path(result.model_dir)
@@ -121,6 +127,41 @@ def table(runs: list[dict], same: float) -> str:
     return text
 
 
+DOMAINS = ("choice", "code", "freeform", "math")
+
+
+def kind_table(labelled: list[tuple[str, dict]]) -> str:
+    """Per run (a phrasings.json) and wording: the kind line stated rightly per domain, and the
+    accuracy, so the kind line's bar (>= 98 % typed, every domain) and the accuracy bar (typed
+    within 1 point of the bank's) read off one row pair."""
+    lines = ["| run | phrasings | n | accuracy | " + " | ".join(f"kind line {d}" for d in DOMAINS) + " |",
+             "|---|---|---|---|" + "---|" * len(DOMAINS)]
+    for label, data in labelled:
+        for r in data["runs"]:
+            kinds = r["kind_stated_rightly"]
+            lines.append(f"| {label} | {r['phrasings']} | {r['n']} | {r['accuracy']:.3f} | "
+                         + " | ".join(f"{100 * kinds[d]:.1f} %" if d in kinds else "-" for d in DOMAINS) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def report(ns: argparse.Namespace) -> None:
+    labelled = []
+    for item in ns.report:
+        label, sep, path = item.partition("=")
+        if not sep or not Path(path).is_file():
+            print(f"error: --report takes LABEL=PATH to a phrasings.json, not {item!r}", file=sys.stderr)
+            raise SystemExit(2)
+        labelled.append((label, json.loads(Path(path).read_text())))
+    body = kind_table(labelled)
+    print(body)
+    if ns.write:
+        write_section(ns.write, "kind-line", "The kind line on typed and bank phrasings (benchmarks/phrasings.py, SIMULATED local pool)",
+                      "SIMULATED: the local pool's simulated workers; the kind line is the reasoning line's "
+                      "kind-of-task sentence (`sft_data.TASK_LINES`), right when it names the problem's domain. "
+                      "Greedy, the bank's held-out problems in its own words (`bank`) and typed (`heldout`, "
+                      "a style no training sees).\n\n" + body + ("\n" + ns.note if ns.note else ""))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", type=Path, default=None, help="a trained model directory to evaluate")
@@ -130,11 +171,18 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--copies", type=int, default=8)
     ap.add_argument("--steps", type=int, default=400)
+    ap.add_argument("--warm-only", action="store_true", help="with --train: stop after the warm start (no GRPO)")
     ap.add_argument("--lr", type=float, default=3e-4)
     ap.add_argument("--n-test", type=int, default=508, help="held-out problems (strategies.py's default)")
     ap.add_argument("--pool", choices=sorted(POOLS), default="local")
     ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument("--report", nargs="+", default=None, metavar="LABEL=PATH",
+                    help="print the kind-line table of these phrasings.json files (no model run)")
+    ap.add_argument("--write", type=Path, default=None, help="with --report: write it into this markdown file")
+    ap.add_argument("--note", default="", help="with --report --write: text after the table")
     ns = ap.parse_args()
+    if ns.report:
+        return report(ns)
     if ns.train == (ns.model is not None):
         ap.error("give --model DIR or --train")
     import torch

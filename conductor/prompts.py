@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from conductor.answers import final_answer
 from conductor.effort import Effort, effort_line
+from conductor.task_cues import cue_line
 from conductor.types import Message, WorkerSpec
 from conductor.workflow import DEFAULT_MAX_STEPS, Workflow, render
 
@@ -132,6 +133,10 @@ def conductor_messages(
     )
     user = f"Available models:\n{pool_section(specs)}\n\nTask:\n{question}"
     if (line := effort_line(effort)) is not None:
+        user += f"\n\n{line}"
+    # The task's own format cue (options, a program, \boxed{}), read from its text only: the kind
+    # of task is the Conductor's first decision, and the format survives how a user words it.
+    if (line := cue_line(question)) is not None:
         user += f"\n\n{line}"
     return [Message(role="system", content=system), Message(role="user", content=user)]
 
