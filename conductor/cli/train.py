@@ -53,13 +53,14 @@ def train(
     else:
         out = output_dir or settings.home / "training" / profile
         from conductor.cli.common import parse_settings, training_fields
+        from conductor.profiles import SMALL_REAL
 
         overrides: dict = {"seed": seed, "train_seed": seed, **parse_settings(settings_, training_fields())}
         for key, value in (("model_name_or_path", model), ("pool_file", str(pool_file) if pool_file else None),
                            ("max_steps", max_steps), ("max_usd", max_usd)):
             if value is not None:
                 overrides[key] = value
-        if estimate_only and profile == "small-real":
+        if estimate_only and profile == SMALL_REAL.name:
             # An estimate changes nothing: the profile would unpack the real model (~0.5 GB) into the
             # home to name its directory, which the estimate does not read (it needs only to know
             # that there is one).
