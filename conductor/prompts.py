@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from conductor.answers import final_answer
-from conductor.effort import Effort, effort_line
-from conductor.task_cues import cue_line
+from conductor.effort import EFFORT_LINES, Effort, effort_line
+from conductor.task_cues import CUE_LINES, cue_line
 from conductor.types import Message, WorkerSpec
 from conductor.workflow import DEFAULT_MAX_STEPS, Workflow, render
 
@@ -131,7 +131,7 @@ def conductor_messages(
         max_steps=max_steps,
         examples=_examples_text() if examples else "(none)",
     )
-    user = f"Available models:\n{pool_section(specs)}\n\nTask:\n{question}"
+    user = f"Available models:\n{pool_section(specs)}{TASK_LINE}{question}"
     if (line := effort_line(effort)) is not None:
         user += f"\n\n{line}"
     # The task's own format cue (options, a program, \boxed{}), read from its text only: the kind
@@ -139,6 +139,25 @@ def conductor_messages(
     if (line := cue_line(question)) is not None:
         user += f"\n\n{line}"
     return [Message(role="system", content=system), Message(role="user", content=user)]
+
+
+TASK_LINE = "\n\nTask:\n"
+# The lines `conductor_messages` may add after the task: not part of it
+_AFTER_TASK = frozenset(EFFORT_LINES.values()) | frozenset(CUE_LINES.values())
+
+
+def prompt_task(content: str) -> str:
+    """The task text of a Conductor prompt's user message (inverse of `conductor_messages`): what
+    follows its `Task:` line, less the effort and format lines written after it. A text that is
+    not such a message is returned whole."""
+    _, sep, task = content.partition(TASK_LINE)
+    if not sep:
+        return content
+    while True:
+        head, sep, last = task.rpartition("\n\n")
+        if not sep or last not in _AFTER_TASK:
+            return task
+        task = head
 
 
 @dataclass(frozen=True)

@@ -95,3 +95,16 @@ def test_agreement_words_and_programs():
     assert compact_round(silent, SPECS).endswith("no answer\nAgreement: the final step gave no answer.")
     reader = [PriorStep(0, "zed", "x", "Answer: B", reads=(), reads_prior=True)]
     assert compact_round(reader, SPECS).startswith("Step 0: zed, check of the round before: B")
+
+
+def test_prompt_task_gives_back_the_task_without_the_lines_after_it() -> None:
+    """Baselines (oracle, router, single-worker wording) find the task in the Conductor's prompt:
+    the effort and format lines written after it are not part of it."""
+    from conductor.effort import Effort
+    from conductor.prompts import prompt_task
+
+    task = "Name the official currency of China.\n\nA) Yen\nB) Renminbi\nC) Won\nD) Baht"
+    for effort in (None, *Effort):
+        user = conductor_messages(task, [], effort=effort)[-1].content
+        assert prompt_task(user) == task, effort
+    assert prompt_task("no task line here") == "no task line here"

@@ -23,6 +23,7 @@ import hashlib
 import random
 from collections.abc import Callable, Sequence
 
+from conductor.prompts import prompt_task
 from conductor.planners import worker_indices
 from conductor.types import Message, Usage, WorkerSpec
 from conductor.workers.base import Completion
@@ -76,10 +77,8 @@ def index_of(offered: Sequence[WorkerSpec], worker_id: str) -> int:
 
 
 def question_of(messages: Sequence[Message]) -> str:
-    """The task text of a Conductor prompt (after its `Task:` line)."""
-    text = messages[-1].content if messages else ""
-    _, sep, question = text.partition("\n\nTask:\n")
-    return question if sep else text
+    """The task text of a Conductor prompt (after its `Task:` line, less the lines after it)."""
+    return prompt_task(messages[-1].content if messages else "")
 
 
 Lookup = Callable[[str], "tuple[str, str] | None"]  # question -> (domain, source)
