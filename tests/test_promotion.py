@@ -140,7 +140,7 @@ def test_cli_list_promote_force_rollback(tmp_path, store) -> None:
     v1, v2 = register_versions(tmp_path, 2)
     wh = tmp_path / "w.duckdb"
     runner = CliRunner()
-    assert runner.invoke(app, ["model", "rollback", "--warehouse", str(wh)]).exit_code == 1  # no champion yet
+    assert runner.invoke(app, ["model", "rollback", "--warehouse", str(wh)]).exit_code == 2  # no champion yet: a user error
     assert "init" in runner.invoke(app, ["model", "--help"]).output  # the library's command is kept
     data = tmp_path / "o.json"
     data.write_text(json.dumps({"challenger": outcomes(40).model_dump(), "champion": outcomes(20).model_dump(),
