@@ -99,6 +99,10 @@ JOURNEYS = {
     "conductor plot RUN --out plots/": "test_eval_every_method_kind_then_costs_and_plots",
     "conductor serve --model template:fanout --pool deployments/pools/local.yaml": "test_serve",
     "export CONDUCTOR_SERVE_API_KEYS=sk-mine": "test_serve",
+    'conductor ask "What is 17 * 3?" --effort low': "test_effort",
+    'conductor ask "What is 17 * 3?" --conductor models:/conductor@challenger --effort high': "test_effort",
+    'conductor eval -m "conductor:models:/conductor@challenger?effort=low" -m "template:fanout?effort=medium"':
+        "test_effort",
     "conductor serve --model template:fanout --pool deployments/pools/local.yaml --port 8000": "test_serve",
 }
 
@@ -109,6 +113,9 @@ ELSEWHERE = {
         "tests/test_ui.py::test_conductor_ui_serves_every_printed_url_and_ctrl_c_stops_every_process",
     "make deploy": "tests/test_deployments.py::test_deploy_creates_the_pools_and_the_scheduled_deployments",
     "conductor deploy": "tests/test_deployments.py::test_deploy_creates_the_pools_and_the_scheduled_deployments",
+    # a second whole night for one more row: test_nightly's night runs with challenger_efforts=["low"]
+    "conductor nightly --challenger-effort low --challenger-effort high":
+        "tests/test_nightly.py::test_the_challenger_at_an_effort_level_is_its_own_row_with_the_level_in_its_prompts",
 }
 
 GPU = "needs GPUs (and vLLM); tests/test_training_accelerate.py runs the same launch path on 2 CPU processes"
@@ -281,6 +288,18 @@ def test_ask(home: Path, tmp_path: Path) -> None:
                                        "access_list = [[]]\n")
     trace = json.loads(conduct('conductor ask "Solve x^2 = 4" --plan plan.txt --json', cwd=tmp_path))
     assert len(trace["steps"]) == 1
+
+
+def test_effort(night: str) -> None:
+    """The effort knob: the default workflow at a level, a trained Conductor told the level (the
+    night's challenger), and an evaluation row per level (1 problem per benchmark)."""
+    low = conduct('conductor ask "What is 17 * 3?" --effort low')
+    assert "answer" in low.lower()
+    high = conduct('conductor ask "What is 17 * 3?" --conductor models:/conductor@challenger --effort high')
+    assert "answer" in high.lower()
+    out = conduct('conductor eval -m "conductor:models:/conductor@challenger?effort=low" -m "template:fanout?effort=medium"',
+                  "--limit", "1", "--no-mlflow")
+    assert "+effort-low" in out and "+effort-medium" in out, out
 
 
 def test_solve_and_curate(home: Path, tmp_path: Path) -> None:

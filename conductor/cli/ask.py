@@ -126,12 +126,13 @@ def ask(
             real = real_fallback(bank)
         if real is not None:
             pool_path, pool = real
-            err_console.print(f"note: not a question the simulated pool knows; answered by the real local model"
-                              f" (--pool {REAL_POOL_FILE.relative_to(REPO_ROOT)})", highlight=False, soft_wrap=True)
         else:
             pool = Pool.load(pool_path, BuildContext(problems=bank))
         if exclude:
             pool = pool.without(exclude)
+        if real is not None:  # after every check: a refused command prints its one error line only
+            err_console.print(f"note: not a question the simulated pool knows; answered by the real local model"
+                              f" (--pool {REAL_POOL_FILE.relative_to(REPO_ROOT)})", highlight=False, soft_wrap=True)
         if plan is not None:
             result = parse(read_text_arg(plan), pool.ids, max_steps=settings.execution.max_steps)
             if isinstance(result, ParseError):
