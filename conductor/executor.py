@@ -13,9 +13,9 @@ import asyncio
 import random
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
-from conductor.config import ExecutionConfig
+from conductor.budget import Budget, Round  # re-exported: the executor's users import them from here
 from conductor.planners import Planner
 from conductor.progress import notify, watching
 from conductor.run_options import RunOptions
@@ -26,42 +26,7 @@ from conductor.workers.base import Completion
 from conductor.workers.breaker import BreakerPolicy
 from conductor.workers.calling import CallFailed, CallPolicy, WorkerDown, call_worker
 from conductor.workers.pool import Pool
-from conductor.workers.pricing import prices_for
 from conductor.workflow import ParseError, Step, Workflow, parse
-
-
-@dataclass
-class Budget:
-    """Spending of one question, shared by every recursion round. Calls already in flight
-    finish; once the limit is reached no new call starts.
-
-    A call of unknown cost is never free against a dollar limit: with `max_usd` set, a worker
-    with no known price is refused before it is called, and a call that comes back without a
-    cost spends the budget (what it cost cannot be known, so the limit can no longer be kept)."""
-
-    max_usd: float | None = None
-    spent_usd: float = 0.0
-    exhausted: str | None = field(default=None)
-
-    def refuses(self, spec: WorkerSpec) -> str | None:
-        """Why a call to `spec` may not start under this budget, or None."""
-        if self.max_usd is not None and not spec.is_conductor and prices_for(spec) is None:
-            return (f"worker {spec.id!r} has no known price, so a dollar budget of ${self.max_usd:g} per question"
-                    " cannot be kept: give it `prices:` in the pool file, or set no budget")
-        return None
-
-    def allows_call(self) -> bool:
-        if self.max_usd is not None and self.spent_usd >= self.max_usd:
-            self.exhausted = self.exhausted or (
-                f"dollar budget of ${self.max_usd:g} per question spent (${self.spent_usd:.4f})")
-        return self.exhausted is None
-
-    def charge(self, cost: float | None, who: str) -> None:
-        if cost is None:
-            if self.max_usd is not None:
-                self.exhausted = f"a call to {who} came back with no cost: the ${self.max_usd:g} budget cannot be kept"
-            return
-        self.spent_usd += cost
 
 
 def _record_call(role: str, spec: WorkerSpec | None, messages: list[Message], started: float) -> CallRecord:
@@ -331,26 +296,6 @@ async def execute(
 
 def _new_trace(task: Task, pool: Pool, **fields: object) -> Trace:
     return Trace(problem_id=task.id, source=task.source, domain=task.domain, pool=pool.ids, **fields)  # type: ignore[arg-type]
-
-
-@dataclass
-class Round:
-    """Where a planning round sits in its question: the budget every round shares, its depth,
-    the round that asked for it, and the earlier round's steps it was shown (`prior`, which its
-    steps read with `"prev"`). A question's first round is `Round()`; a recursion step makes the
-    next one (which may keep the last answer with three empty lists)."""
-
-    budget: Budget | None = None
-    depth: int = 0
-    parent_trace_id: str | None = None
-    prior: tuple[PriorStep, ...] = ()
-
-    @property
-    def allow_empty(self) -> bool:
-        return self.depth > 0
-
-    def funded(self, config: ExecutionConfig) -> Round:
-        return self if self.budget is not None else replace(self, budget=Budget(config.max_usd_per_question))
 
 
 async def run_plan(
