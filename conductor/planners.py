@@ -144,9 +144,11 @@ class ModelPlanner:
 
     @classmethod
     def from_directory(cls, path: str | Path, *, max_tokens: int = 512, timeout_s: float = 120.0,
-                       temperature: float | None = 0.0, prices: Prices | None = None) -> ModelPlanner:
-        """A transformers model directory (config.json, tokenizer, weights) run on this machine.
-        It has no per-token bill, so it costs 0 unless `prices` say otherwise."""
+                       temperature: float | None = 0.0, prices: Prices | None = None,
+                       device: str = "cpu") -> ModelPlanner:
+        """A transformers model directory (config.json, tokenizer, weights) run on this machine
+        (`device`: a torch device, e.g. "cuda"). It has no per-token bill, so it costs 0 unless
+        `prices` say otherwise."""
         from conductor.models.prompt_format import read_prompt_format
         from conductor.workers.local import LocalOptions, LocalWorker
 
@@ -154,7 +156,7 @@ class ModelPlanner:
         spec = WorkerSpec(id=f"conductor-{Path(path).name}", provider="local", model=str(path),
                           max_tokens=max_tokens, timeout_s=timeout_s, temperature=temperature, concurrency=1,
                           prices=prices or Prices(input=0.0, output=0.0))
-        return cls(LocalWorker(spec, LocalOptions()), few_shot_examples=fmt.few_shot_examples if fmt else None)
+        return cls(LocalWorker(spec, LocalOptions(device=device)), few_shot_examples=fmt.few_shot_examples if fmt else None)
 
     @classmethod
     def from_server(cls, base_url: str, model: str, *, api_key_env: str | None = None, max_tokens: int = 1024,

@@ -47,6 +47,9 @@ def test_model_directory_round_trip(tmp_path) -> None:
     write_prompt_format(tmp_path, PromptFormat(few_shot_examples=False))
     assert read_prompt_format(tmp_path) == PromptFormat(few_shot_examples=False)
     assert ModelPlanner.from_directory(tmp_path).few_shot_examples is False
+    # the torch device the directory's model is loaded onto (benchmarks/real_conductor.py --device cuda)
+    assert ModelPlanner.from_directory(tmp_path).worker.options.device == "cpu"
+    assert ModelPlanner.from_directory(tmp_path, device="cuda").worker.options.device == "cuda"
     (tmp_path / "conductor_prompt.json").write_text(json.dumps({"other": 1}))
     with pytest.raises(ValueError, match="not a prompt format"):
         read_prompt_format(tmp_path)
