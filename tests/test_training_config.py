@@ -10,7 +10,13 @@ from typer.testing import CliRunner
 
 from conductor.cli.main import app
 from conductor.training.config import ConductorTrainingConfig, local_profile, production_profile, small_real_profile
-from conductor.training.estimate import REAL_GRPO_STEP_S, REAL_SFT_STEP_S, estimate
+from conductor.training.estimate import (
+    REAL_GRPO_STEP_S,
+    REAL_GRPO_STEP_S_GPU,
+    REAL_SFT_STEP_S,
+    REAL_SFT_STEP_S_GPU,
+    estimate,
+)
 from trl import GRPOConfig
 
 
@@ -47,6 +53,10 @@ def test_small_real_estimate_uses_its_own_measured_step_times(tmp_path) -> None:
     e = estimate(c)
     assert e.rollouts == 10 * 4
     assert e.wall_s == pytest.approx(10 * REAL_GRPO_STEP_S + 16 * REAL_SFT_STEP_S)  # 64 examples, 4 a step
+    # on a GPU (use_cpu false) the H200's measured step times: 200 steps in ~14 min, not ~9.5 h
+    gpu = estimate(small_real_profile(tmp_path, warm_start_from=str(tmp_path / "smollm2"), max_steps=200,
+                                      sft_problems=64, use_cpu=False))
+    assert gpu.wall_s == pytest.approx(200 * REAL_GRPO_STEP_S_GPU + 16 * REAL_SFT_STEP_S_GPU)
 
 
 def test_cli_estimate_prints_and_trains_nothing(tmp_path, monkeypatch) -> None:

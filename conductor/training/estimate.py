@@ -16,6 +16,11 @@ from conductor.workers.registry import CONDUCTOR_PROVIDER
 # few-shot prompt (~165 s wall under load, 107 CPU-s) and an SFT step of 4 examples (~73 CPU-s).
 REAL_GRPO_STEP_S = 165.0
 REAL_SFT_STEP_S = 73.0
+# The same profile on a GPU (`use_cpu` false), measured with `benchmarks/real_conductor.py --device
+# cuda` on an NVIDIA H200 in bf16 (docs/benchmarks.md): 4.06-4.14 s a GRPO step (HF generate is 93 %
+# of it), 16 SFT steps in 8.7-16.6 s with the model's load and save.
+REAL_GRPO_STEP_S_GPU = 4.1
+REAL_SFT_STEP_S_GPU = 1.0
 
 
 @dataclass(frozen=True)
@@ -56,7 +61,7 @@ def estimate(
     per step is the slowest rollout (`workers_per_step_s`), scaled by `simulated_latency_scale`
     when every worker is simulated. A tiny model's SFT warm start adds `sft_step_s` per SFT step
     (batches of 16); the small-real profile (`warm_start_from`) takes its own measured step times
-(`REAL_GRPO_STEP_S`, `REAL_SFT_STEP_S`). The tiny figures were measured with the local profile on 2 shared cores
+    (`REAL_GRPO_STEP_S`, `REAL_SFT_STEP_S` on a CPU; the `_GPU` pair when `use_cpu` is false). The tiny figures were measured with the local profile on 2 shared cores
     (held-out evaluations included); early stopping usually ends a run before `max_steps`."""
     workers = [w for w in read_pool_file(config.pool_file).workers if w.provider != CONDUCTOR_PROVIDER]
     medians = [w.options.get("output_tokens", {}).get("median") for w in workers]
@@ -73,12 +78,14 @@ def estimate(
         workers_per_step_s *= config.simulated_latency_scale
     real = config.warm_start_from is not None  # the small-real profile: the 135M model on a CPU
     tiny = not real and ("base" in config.model_name_or_path or "sft" in config.model_name_or_path)
-    policy_s = 1.9 if tiny else REAL_GRPO_STEP_S if real else 60.0
+    gpu = real and not config.use_cpu
+    real_grpo_s, real_sft_s = (REAL_GRPO_STEP_S_GPU, REAL_SFT_STEP_S_GPU) if gpu else (REAL_GRPO_STEP_S, REAL_SFT_STEP_S)
+    policy_s = 1.9 if tiny else real_grpo_s if real else 60.0
     per_step = (step_s if step_s is not None else policy_s) + workers_per_step_s
     sft_examples = config.sft_problems * config.sft_copies * config.sft_epochs
     sft_steps = math.ceil(sft_examples / (config.sft_batch_size if real else 16)) if tiny or real else 0
     return Estimate(
         steps=config.max_steps, rollouts=rollouts, calls=calls, input_tokens=calls * input_tokens_per_call,
         output_tokens=calls * out_tok, usd=calls * usd_per_call,
-        wall_s=config.max_steps * per_step + sft_steps * (REAL_SFT_STEP_S if real else sft_step_s),
+        wall_s=config.max_steps * per_step + sft_steps * (real_sft_s if real else sft_step_s),
     )
