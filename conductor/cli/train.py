@@ -8,6 +8,7 @@ import typer
 
 from conductor.cli.common import console
 from conductor.config import Settings
+from conductor.training.result import TrainResult
 
 
 def train(
@@ -97,11 +98,10 @@ def _sink(config, run_id: str | None):  # noqa: ANN001, ANN202
     return None
 
 
-def _write_result(result, path: Path) -> None:  # noqa: ANN001 - a TrainResult
-    """Every rank says how far it stepped (the launch's log shows each); rank 0 writes the result."""
-    import json
+def write_result(result: TrainResult, path: Path) -> None:
+    """Every rank says how far it stepped (the launch's log shows each); rank 0 writes the result
+    (with the launch's world size) for tasks/launch.py to read back as a TrainResult."""
     import os
-    from dataclasses import asdict
 
     rank, world = int(os.environ.get("RANK", "0")), int(os.environ.get("WORLD_SIZE", "1"))
     # One write(2) per line: the ranks share the launch's stdout pipe, and print() under
@@ -110,8 +110,7 @@ def _write_result(result, path: Path) -> None:  # noqa: ANN001 - a TrainResult
     if rank == 0:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(asdict(result) | {"model_dir": str(result.model_dir), "world_size": world},
-                                  default=str), encoding="utf-8")
+        tmp.write_text(result.model_copy(update={"world_size": world}).to_json(), encoding="utf-8")
         tmp.replace(path)
 
 
@@ -145,7 +144,7 @@ def _run(config, *, resume: bool, track: bool, warehouse: bool, compare: int, re
     def on_step(row: dict[str, float]) -> None:
         if not interactive:  # launched by a nightly chunk: lines its task's log can show
             figures = " ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items())
-            os.write(1, f"grpo {figures}\n".encode())  # one write per line, as _write_result says
+            os.write(1, f"grpo {figures}\n".encode())  # one write per line, as write_result says
             return
         if "GRPO" not in bars:  # made at the first step, so its rate and ETA leave the warm start out
             if "warm" in bars:
@@ -172,7 +171,7 @@ def _run(config, *, resume: bool, track: bool, warehouse: bool, compare: int, re
         bar.close()
     r = outcome.result
     if result_file is not None:
-        _write_result(r, result_file)
+        write_result(r, result_file)
         return
     console.print(f"stopped: {r.stop_reason} after {r.steps} steps, {r.wall_s:.0f} s; worker spend ${r.usd:.2f} "
                   f"({r.calls} calls)")

@@ -11,7 +11,8 @@ from typing import Any
 
 from conductor.data.schema import Problem
 from conductor.training.config import ConductorTrainingConfig
-from conductor.training.grpo import TrainResult, train_grpo
+from conductor.training.grpo import train_grpo
+from conductor.training.result import TrainResult
 from conductor.training.problems import bank_splits, split_problems
 from conductor.training.reward import TraceSink
 from conductor.training.tracking import TrackerFactory
