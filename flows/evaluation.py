@@ -29,6 +29,7 @@ from conductor.data.schema import Problem
 from conductor.evaluation.config import EvalConfig
 from conductor.evaluation.methods import ModelResolver, method_from_spec
 from conductor.evaluation.prices import stale_prices
+from conductor.simulation import simulated_note
 from conductor.trace import new_id
 from conductor.workers.registry import CONDUCTOR_PROVIDER
 from flows.curation import curation_flow
@@ -250,7 +251,7 @@ def evaluation_flow(cfg: EvalConfig, db_path: str | None = None, resolve_model: 
                              markdown=artifact_markdown(table, costs, plots, Path(out_dir), mlflow_run,
                                                         simulated=simulated)
                              + "".join(f"\n- {line}" for line in outages),
-                             description=f"evaluation {evaluation_id}" + (" (simulated pool)" if simulated else ""))
+                             description=f"evaluation {evaluation_id}{simulated_note(simulated)}")
     logger.info("evaluation %s: %d methods x %d benchmarks x %d repeats", evaluation_id, len(methods),
                 len(benchmarks), cfg.repeats)
     return EvalResult(evaluation_id=evaluation_id, simulated=simulated, table_markdown=table, out_dir=str(out_dir),

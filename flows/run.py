@@ -21,6 +21,7 @@ from conductor.config import load_settings
 from conductor.data.bank import load_problems
 from conductor.data.schema import Problem
 from conductor.methods import Method
+from conductor.simulation import simulated_note
 from conductor.trace import new_id
 from flows.curation import curation_flow
 from tasks.records import FLOW_RUN_PARAM, abandon_dead_runs, record_problems, run_summary, run_writer
@@ -57,6 +58,6 @@ def run_flow(method: Method, profile: str = "local", limit_per_source: int = 0, 
         solve_problems(problems, method, run_id, seed=seed, db_path=db_path, cancellation=cancellation)
     summary = run_summary(run_id, db_path)
     create_table_artifact(key="run-summary", table=summary,
-                          description=f"{method.name} ({profile} profile), run {run_id}")
+                          description=f"{method.name} ({profile} profile), run {run_id}{simulated_note(method.simulated)}")
     get_run_logger().info("run %s: %d problems solved and recorded", run_id, len(problems))
     return summary

@@ -12,6 +12,7 @@ from typing import Any
 from prefect import flow
 from pydantic import BaseModel, Field
 
+from conductor.simulation import simulated_note
 from conductor.training.chunks import ChunkPlan
 from conductor.training.config import ConductorTrainingConfig, profile_config
 from conductor.training.result import TrainResult
@@ -40,7 +41,8 @@ def training_flow(request: TrainingRequest) -> Registered:
     # One warehouse run for all chunks (its rollouts, its curve): `running` from here, before the
     # warm start, then finished when registered, failed when anything raises.
     run_id = f"train-{uuid.uuid4().hex[:12]}" if request.warehouse else None
-    row = run_here(run_id, "train", method="conductor-grpo", simulated=read_pool_file(config.pool_file).simulated,
+    pool = read_pool_file(config.pool_file)  # the run's pool as it starts (each chunk's TrainResult says it again)
+    row = run_here(run_id, "train", method="conductor-grpo", simulated=pool.simulated,
                    params={"profile": request.profile, "output_dir": request.output_dir,
                            "max_steps": config.max_steps, "seed": config.seed}) if run_id else None
     with RunLifecycle(row, run_writer()) if row else nullcontext() as life:
@@ -84,7 +86,7 @@ def chunk_line(chunk: TrainResult, max_steps: int) -> str:
 
     return (f"grpo step {chunk.steps}/{max_steps}: reward {mean('reward')}, kl {mean('kl')} (means over the"
             f" chunk's {len(rows)} logged steps), stop={chunk.stop_reason}, spend ${chunk.usd:.2f}"
-            f" (simulated pool prices when the pool is simulated)")
+            + simulated_note(chunk.simulated))
 
 
 if __name__ == "__main__":

@@ -17,7 +17,6 @@ from conductor.training.config import ConductorTrainingConfig, profile_config
 from conductor.training.grpo import train_grpo
 from conductor.training.result import TrainResult
 from conductor.training.pipeline import ensure_model, training_split
-from conductor.workers.pool import read_pool_file
 from conductor.training.chunks import ChunkPlan
 from tasks.launch import run_chunk
 from tasks.training_sink import WarehouseSink
@@ -67,7 +66,7 @@ def grpo_chunk_task(plan: ChunkPlan, train: list[Problem], held_out: list[Proble
         return run_chunk(plan, get_run_logger())
     config = plan.config()
     run_id = plan.run_id
-    sink = WarehouseSink.for_settings(run_id=run_id, simulated=read_pool_file(config.pool_file).simulated) if run_id else None
+    sink = WarehouseSink.for_settings(run_id=run_id) if run_id else None  # the run's row is the flow's
     logger = get_run_logger()
     result = train_grpo(config, train, held_out, resume=True, run_id=run_id, sink=sink,
                         on_log=lambda figures: logger.debug("grpo %s", _figures(figures)))
@@ -92,8 +91,7 @@ def register_task(params: dict[str, Any], chunks: list[TrainResult]) -> Register
     from registry.runs import STRATEGIES_PLOT, TrainingRun
 
     last = chunks[-1]
-    simulated = read_pool_file(params["pool_file"]).simulated
-    with TrainingRun(params, simulated=simulated, run_name="conductor-grpo") as run:
+    with TrainingRun(params, simulated=last.simulated, run_name="conductor-grpo") as run:
         history = [row for c in chunks for row in c.history]
         evals = [row for c in chunks for row in c.eval_history]
         for row in history:

@@ -15,6 +15,7 @@ import yaml
 from conductor.data.synthetic import generate_bank
 from conductor.evaluation.config import EvalConfig
 from conductor.evaluation.drift import DriftConfig, WorkerSamples, bootstrap_change, flagged, worker_shifts
+from conductor.simulation import SIMULATED_BANNER, simulated_note
 from flows.drift import worker_drift_flow
 from flows.evaluation import evaluation_flow
 from tests.loopback import LoopbackServer, Reply
@@ -98,11 +99,11 @@ def test_the_swapped_worker_is_flagged_by_the_second_night_and_the_notification_
     body = received[0].json
     assert body["flagged"] == [SWAPPED] and body["previous_evaluation_id"] == nights["first"]
     assert body["moved"][0]["metric"] == "accuracy" and body["moved"][0]["after"] < body["moved"][0]["before"]
-    assert body["text"].startswith("SIMULATED pool: worker drift: sim-generalist moved")
+    assert body["text"].startswith(f"worker drift{simulated_note(True)}: sim-generalist moved")
     with get_client(sync_client=True) as client:
         artifacts = client.read_artifacts(artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=["worker-drift"])))
     latest = max(artifacts, key=lambda a: a.created)
-    assert "1 worker(s) moved: sim-generalist" in str(latest.data) and "SIMULATED" in str(latest.data)
+    assert "1 worker(s) moved: sim-generalist" in str(latest.data) and SIMULATED_BANNER in str(latest.data)
 
 
 def test_no_notification_without_a_webhook_block(nights: dict, receiver: LoopbackServer) -> None:

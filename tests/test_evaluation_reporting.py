@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 
 from conductor.data.synthetic import generate_bank
 from conductor.evaluation.config import EvalConfig
+from conductor.simulation import SIMULATED_BANNER, simulated_note
 from flows.evaluation import evaluation_flow  # at collection, as the other flow tests (Prefect's logging)
 from warehouse import evaluation as wh
 from warehouse.store import TraceStore
@@ -152,8 +153,8 @@ def test_the_prefect_artifact_links_table_costs_plots_and_mlflow_run(reported: d
     assert len(arts) == 1
     md = arts[0].data
     run = _mlflow_run(reported["id"])
-    assert "SIMULATED POOL" in md and "| method | synthetic_choice | synthetic_math | avg | $/question |" in md
-    assert "Cost per method (SIMULATED POOL" in md and f"MLflow run: `{run.info.run_id}`" in md
+    assert md.startswith(f"**{SIMULATED_BANNER}**") and "| method | synthetic_choice | synthetic_math | avg | $/question |" in md
+    assert f"Cost per method{simulated_note(True)}" in md and f"MLflow run: `{run.info.run_id}`" in md
     for name in ("accuracy_vs_cost.png", "benchmark_bars.png", "worker_usage.png", "workflow_lengths.png"):
         assert f"]({(reported['dir'] / 'out' / name).resolve().as_uri()})" in md
 

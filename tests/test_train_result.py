@@ -17,7 +17,7 @@ def _result(**changes) -> TrainResult:  # noqa: ANN003
     base = TrainResult(model_dir=Path("run/best"), steps=3, stop_reason="chunk_end", usd=0.25, calls=12, rollouts=8,
                        wall_s=4.5, history=[{"step": 3.0, "reward": 0.5}], eval_history=[{"step": 3.0, "eval_accuracy": 0.5}],
                        best_eval_accuracy=0.5, best_step=3, samples=[{"question": "q", "correct": "True"}],
-                       time_split={"steps": 3.0, "wall_step_s": 1.5})
+                       time_split={"steps": 3.0, "wall_step_s": 1.5}, simulated=True)
     return base.model_copy(update=changes)
 
 

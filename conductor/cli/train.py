@@ -8,6 +8,7 @@ import typer
 
 from conductor.cli.common import console
 from conductor.config import Settings
+from conductor.simulation import simulated_note
 from conductor.training.result import TrainResult
 
 
@@ -74,21 +75,19 @@ def train(
         if estimate_only:
             return
     with user_errors(SimulatedPoolRefused, PoolError):
-        refuse_accidental_simulation(profile, {"training": (Path(config.pool_file),
-                                                            read_pool_file(config.pool_file).simulated)},
+        pool = read_pool_file(config.pool_file)  # the run's pool, read once: the refusal and the row read it
+        simulated = pool.simulated
+        refuse_accidental_simulation(profile, {"training": (Path(config.pool_file), simulated)},
                                      allow_simulated or settings.allow_simulated)
     _run(config, resume=resume, track=track, warehouse=warehouse, compare=compare, result_file=result_file,
-         run_id=run_id)
+         run_id=run_id, simulated=simulated)
 
 
-def _sink(config, run_id: str | None):  # noqa: ANN001, ANN202
+def _sink(config, run_id: str | None, simulated: bool):  # noqa: ANN001, ANN202
     """The warehouse's rollout sink, found through the `conductor.training_sinks` entry point."""
     import os
     from importlib.metadata import entry_points
 
-    from conductor.workers.pool import read_pool_file
-
-    simulated = read_pool_file(config.pool_file).simulated
     rank = {"run_id": run_id, "rank": int(os.environ.get("RANK", "0"))} if run_id else {}
     for ep in entry_points(group="conductor.training_sinks"):
         if ep.name == "warehouse":
@@ -115,7 +114,7 @@ def write_result(result: TrainResult, path: Path) -> None:
 
 
 def _run(config, *, resume: bool, track: bool, warehouse: bool, compare: int, result_file: Path | None = None,  # noqa: ANN001
-         run_id: str | None = None) -> None:
+         run_id: str | None = None, simulated: bool) -> None:
     import os
 
     from tqdm import tqdm
@@ -157,7 +156,7 @@ def _run(config, *, resume: bool, track: bool, warehouse: bool, compare: int, re
         bar.refresh()
 
     tracker = discover_tracker() if track else None
-    sink = _sink(config, run_id) if warehouse else None
+    sink = _sink(config, run_id, simulated) if warehouse else None
     try:
         outcome = run_training(config, resume=resume, on_step=on_step, tracker=tracker, sink=sink,
                                on_log=on_log if interactive else None)
@@ -174,7 +173,7 @@ def _run(config, *, resume: bool, track: bool, warehouse: bool, compare: int, re
         write_result(r, result_file)
         return
     console.print(f"stopped: {r.stop_reason} after {r.steps} steps, {r.wall_s:.0f} s; worker spend ${r.usd:.2f} "
-                  f"({r.calls} calls)")
+                  f"({r.calls} calls){simulated_note(r.simulated)}")
     if r.best_eval_accuracy is not None:
         console.print(f"held-out accuracy (best, step {r.best_step}): {r.best_eval_accuracy:.3f}")
     console.print(f"model: {r.model_dir}")

@@ -11,6 +11,7 @@ from typing import Any
 from conductor.evaluation import plots
 from conductor.evaluation.stats import mean_se, paired_bootstrap
 from conductor.evaluation.table import RepeatScore, results_markdown, usd_per_question
+from conductor.simulation import SIMULATED_BANNER, simulated_note
 
 Rows = Sequence[Mapping[str, Any]]
 PLOT_FILES = ("accuracy_vs_cost.png", "benchmark_bars.png", "worker_usage.png", "workflow_lengths.png")
@@ -145,7 +146,7 @@ def costs_markdown(by_benchmark: Rows, by_worker: Rows, *, simulated: bool) -> s
             unknown.add(str(r["method"]))
         m["usd"] += float(r["cost_usd"] or 0.0)  # the known part (shown as "≥" when some is unknown)
     own = conductor_generation_usd(by_worker)
-    title = "Cost per method" + (" (SIMULATED POOL: simulated dollars, not a bill)" if simulated else "")
+    title = "Cost per method" + simulated_note(simulated)  # simulated dollars, not a bill
     lines = [title, "", "| method | questions | calls | tokens | $ total | $/question | $/correct | Conductor's own $ |",
              "|---|---|---|---|---|---|---|---|"]
     for method, m in per.items():
@@ -162,14 +163,14 @@ def costs_markdown(by_benchmark: Rows, by_worker: Rows, *, simulated: bool) -> s
 def artifact_markdown(table: str, costs: str, plots: Sequence[Path], out_dir: Path,
                       mlflow_run: Mapping[str, str] | None, *, simulated: bool) -> str:
     """The Prefect artifact: the results table, the cost table, links to the plots and the MLflow run."""
-    head = "**SIMULATED POOL**: these figures describe the simulation, never a model.\n\n" if simulated else ""
+    head = f"**{SIMULATED_BANNER}**\n\n" if simulated else ""
     links = "\n".join(f"- [{p.name}]({p.resolve().as_uri()})" for p in plots)
     run = ""
     if mlflow_run:
         run = (f"\n\nMLflow run: `{mlflow_run['run_id']}` (experiment `{mlflow_run['experiment']}`,"
                f" tracking `{mlflow_run['tracking_uri']}`); plots also at [{mlflow_run['artifact_uri']}/plots]"
                f"({mlflow_run['artifact_uri']}/plots)")
-    return (f"{head}{table}\n{costs}\nPlots{' (simulated)' if simulated else ''} ({out_dir}):\n\n{links}{run}\n")
+    return (f"{head}{table}\n{costs}\nPlots ({out_dir}):\n\n{links}{run}\n")
 
 
 def outage_lines(rows: Rows) -> list[str]:

@@ -213,6 +213,7 @@ def train_grpo(
         rollouts=rollouts, wall_s=time.perf_counter() - t0, history=log.rows,
         eval_history=held_out.history, best_eval_accuracy=held_out.best, best_step=held_out.best_step,
         samples=sample_rows(held_out.last.traces if held_out.last else (), eval_rows), time_split=timer.split(),
+        simulated=pool.simulated,
     )
 
 

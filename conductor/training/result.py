@@ -28,7 +28,7 @@ class TrainResult(BaseModel):
     steps: int = Field(description="The global step reached (a resumed chunk counts from the run's start).")
     stop_reason: StopReason = Field(description="Why it stopped (see StopReason).")
     usd: float = Field(description="Worker spend of this run's rollouts, every rank's share summed"
-                                   " (simulated pool prices when the pool is simulated).")
+                                   " (invented prices when `simulated`).")
     calls: int = Field(description="Worker calls of the rollouts, every rank's summed.")
     rollouts: int = Field(description="Workflows run and rewarded, every rank's summed.")
     wall_s: float = Field(description="Wall seconds of train_grpo (rank 0's when launched).")
@@ -44,6 +44,8 @@ class TrainResult(BaseModel):
     time_split: dict[str, float] = Field(default_factory=dict, description="Per-step wall and CPU seconds of"
                                          " generation, reward and the rest of the step (grpo.StepTimer.split).")
     world_size: int = Field(default=1, ge=1, description="Processes that trained (>1 under accelerate).")
+    simulated: bool = Field(description="Whether the pool the run loaded is simulated (conductor/simulation.py):"
+                                        " its figures are then the simulation's, not models'.")
 
     @property
     def goes_on(self) -> bool:
