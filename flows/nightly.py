@@ -33,6 +33,7 @@ from prefect.cache_policies import INPUTS
 from pydantic import BaseModel, Field
 
 from conductor.config import load_settings
+from conductor.data.curate import CurationConfig
 from conductor.evaluation.config import EvalConfig
 from conductor.planners import DEFAULT_SHAPE
 from conductor.simulation import simulated_note
@@ -259,7 +260,8 @@ def _night(night: Night, run_id: str, flow_run_id: str) -> NightlySummary:
     c, db_path = night.config, night.config.db_path
     # 1. curation (cached on its inputs and code)
     if c.curate:
-        curation_flow(out=str(night.home / "curated" / c.profile), profile=c.profile, db_path=db_path)
+        curation_flow(out=str(night.home / "curated" / c.profile), config=CurationConfig(profile=c.profile),
+                      db_path=db_path)
     # 2. training -> challenger (once a night)
     trained: Trained = _once(training_stage)(night.run_key, night)
     log.info("challenger v%s (trained from %s)", trained.version, trained.started_from)

@@ -19,6 +19,7 @@ from conductor.training.result import TrainResult
 from conductor.workers.pool import read_pool_file
 from tasks.records import run_writer
 from tasks.training import Registered, grpo_chunk_task, problems_task, register_task, warm_start_task
+from tasks.training_sink import TRAINING_METHOD
 from warehouse.lifecycle import RunLifecycle, run_here
 
 
@@ -42,7 +43,7 @@ def training_flow(request: TrainingRequest) -> Registered:
     # warm start, then finished when registered, failed when anything raises.
     run_id = f"train-{uuid.uuid4().hex[:12]}" if request.warehouse else None
     pool = read_pool_file(config.pool_file)  # the run's pool as it starts (each chunk's TrainResult says it again)
-    row = run_here(run_id, "train", method="conductor-grpo", simulated=pool.simulated,
+    row = run_here(run_id, "train", method=TRAINING_METHOD, simulated=pool.simulated,
                    params={"profile": request.profile, "output_dir": request.output_dir,
                            "max_steps": config.max_steps, "seed": config.seed}) if run_id else None
     with RunLifecycle(row, run_writer()) if row else nullcontext() as life:

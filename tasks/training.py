@@ -19,7 +19,7 @@ from conductor.training.result import TrainResult
 from conductor.training.pipeline import ensure_model, training_split
 from conductor.training.chunks import ChunkPlan
 from tasks.launch import run_chunk
-from tasks.training_sink import WarehouseSink
+from tasks.training_sink import TRAINING_METHOD, WarehouseSink
 
 
 @task(name="training-problems", cache_policy=NO_CACHE)
@@ -91,7 +91,7 @@ def register_task(params: dict[str, Any], chunks: list[TrainResult]) -> Register
     from registry.runs import STRATEGIES_PLOT, TrainingRun
 
     last = chunks[-1]
-    with TrainingRun(params, simulated=last.simulated, run_name="conductor-grpo") as run:
+    with TrainingRun(params, simulated=last.simulated, run_name=TRAINING_METHOD) as run:
         history = [row for c in chunks for row in c.history]
         evals = [row for c in chunks for row in c.eval_history]
         for row in history:
