@@ -18,10 +18,10 @@ from conductor.evaluation.drift import DriftConfig, WorkerSamples, bootstrap_cha
 from conductor.simulation import SIMULATED_BANNER, simulated_note
 from flows.drift import worker_drift_flow
 from flows.evaluation import evaluation_flow
+from tests.local_pool import local_pool
 from tests.loopback import LoopbackServer, Reply
 from warehouse.store import TraceStore
 
-REPO = Path(__file__).resolve().parent.parent
 WORKERS = ("sim-generalist", "sim-coder", "sim-small")
 SWAPPED = "sim-generalist"
 WEAKER = {"math": 0.15, "choice": 0.25, "freeform": 0.1, "code": 0.1}  # was 0.70 / 0.85 / 0.45 / 0.55
@@ -30,9 +30,7 @@ WEAKER = {"math": 0.15, "choice": 0.25, "freeform": 0.1, "code": 0.1}  # was 0.7
 @pytest.fixture(scope="module")
 def nights(prefect_harness: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
     d = tmp_path_factory.mktemp("drift")
-    pool = yaml.safe_load((REPO / "deployments" / "pools" / "local.yaml").read_text())
-    for w in pool["workers"]:
-        w["options"]["latency_ms"] = {"median": 1, "sigma": 0.0}
+    pool = local_pool(latency_ms=1)
     swapped = copy.deepcopy(pool)  # the provider swapped the model behind the same id overnight
     next(w for w in swapped["workers"] if w["id"] == SWAPPED)["options"]["skills"] = WEAKER
     (d / "night1.yaml").write_text(yaml.safe_dump(pool))

@@ -20,6 +20,7 @@ from conductor.data.synthetic import generate_bank
 from conductor.evaluation.config import EvalConfig
 from conductor.simulation import SIMULATED_BANNER, simulated_note
 from flows.evaluation import evaluation_flow  # at collection, as the other flow tests (Prefect's logging)
+from tests.local_pool import local_pool
 from warehouse import evaluation as wh
 from warehouse.store import TraceStore
 
@@ -34,10 +35,8 @@ def reported(prefect_harness: Path, tmp_path_factory: pytest.TempPathFactory) ->
 
     d = tmp_path_factory.mktemp("report")
     tiny = build_tiny_causal_lm(d / "tiny", seed=0)
-    pool = yaml.safe_load((REPO / "deployments" / "pools" / "local.yaml").read_text())
+    pool = local_pool(latency_ms=5)
     pool["prices_checked"] = "2020-01-01"  # long ago: the run must warn, once
-    for w in pool["workers"]:
-        w["options"]["latency_ms"] = {"median": 5, "sigma": 0.0}
     (d / "pool.yaml").write_text(yaml.safe_dump(pool))
     bank = generate_bank(60, seed=4)
     problems = [p for p in bank if p.domain == "math"][:3] + [p for p in bank if p.domain == "choice"][:3]
