@@ -116,9 +116,10 @@ def forget_verdicts() -> None:
 def warm_environment(pool, problems) -> None:  # noqa: ANN001
     """The simulated pool's own per-problem setup (its plausible wrong answers, checked wrong by the
     verifier), done before timing: it stands in for remote workers, whose CPU is not ours."""
+    from conductor.simulation import is_simulated_worker
     from conductor.workers.simulated.answers import wrong_answers
 
-    worker = next(pool.worker(s.id) for s in pool.specs if s.provider == "simulated")
+    worker = next(pool.worker(s.id) for s in pool.specs if is_simulated_worker(s))
     for p in problems:
         wrong_answers(p, worker.bank.siblings(p))
 

@@ -17,6 +17,7 @@ from conductor.cli.common import add_user_errors, console
 from conductor.config import Settings
 from conductor.planners import DEFAULT_SHAPE, SHAPES
 from conductor.profiles import get_profile
+from conductor.simulation import simulated_note
 from flows.model_cli import gate_option
 from warehouse.output import print_table
 
@@ -69,7 +70,7 @@ def run(
             console.print("run cancelled: the questions it finished are recorded; the run is marked cancelled")
             raise typer.Exit(130) from None
     console.print(f"{method.name}: run {summary[0]['run_id'] if summary else '-'}"
-                  + (" (a simulated pool: an environment, not a benchmark)" if method.simulated else ""))
+                  + simulated_note(method.simulated))
     print_table(console, pa.Table.from_pylist([{k: v for k, v in row.items() if k in SUMMARY_COLUMNS}
                                                 for row in summary]))
     where = db or settings.warehouse_path
@@ -228,7 +229,7 @@ def print_nightly(summary) -> None:  # noqa: ANN001 - flows.nightly.NightlySumma
 
     night, report, decision, costs = summary.night, summary.report, summary.decision, summary.costs
     simulated = summary.evaluated.simulated
-    sim = " (simulated pool: these figures describe the simulation, not real models)" if simulated else ""
+    sim = simulated_note(simulated)
     console.print(f"\nNightly {night.run_key} ({night.profile}){sim}", soft_wrap=True)
     after = f"v{report.champion_version_after}" if report.champion_version_after else "none"
     console.print(f"model: conductor v{summary.trained.version}, alias challenger"

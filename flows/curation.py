@@ -12,18 +12,12 @@ from tasks.curate import (CACHED, cache_dirs, curate_task, input_fingerprint, lo
                           write_task)
 
 
-_DEFAULT = {name: field.default for name, field in CurationConfig.model_fields.items()}
-
-
 @flow(name="curation", log_prints=True)
-def curation_flow(out: str, profile: str = _DEFAULT["profile"], total: int = _DEFAULT["total"],
-                  seed: int = _DEFAULT["seed"], on_error: str = _DEFAULT["on_error"],
-                  bank: bool = _DEFAULT["bank"], db_path: str | None = None) -> Manifest:
-    """Curate into `out` (the parameters are `CurationConfig`'s fields, with its defaults); the
-    generated bank's sources join when `bank`. The sets are recorded in the warehouse at `db_path`
-    (default: the profile's)."""
-    config = CurationConfig(profile=profile, total=total, seed=seed, on_error=on_error,  # type: ignore[arg-type]
-                            bank=bank)
+def curation_flow(out: str, config: CurationConfig | None = None, db_path: str | None = None) -> Manifest:
+    """Curate into `out` as `config` says (default: `CurationConfig()`, whose fields and defaults
+    are the one statement of what a curation takes); the generated bank's sources join when
+    `config.bank`. The sets are recorded in the warehouse at `db_path` (default: the profile's)."""
+    config = config or CurationConfig()
     results, keys = cache_dirs()
     policy = CACHED.configure(key_storage=keys)
     load = load_source_task.with_options(cache_policy=policy, result_storage=results)
@@ -35,7 +29,7 @@ def curation_flow(out: str, profile: str = _DEFAULT["profile"], total: int = _DE
     create_table_artifact(
         key="curation-manifest",
         table=manifest.table(),
-        description=f"Curation ({profile}) -> {out}: "
+        description=f"Curation ({config.profile}) -> {out}: "
         f"{sum(s.selected for s in manifest.sources.values() if s.role == 'train')} training problems, "
         f"{len(manifest.dropped)} rows dropped",
     )

@@ -25,17 +25,20 @@ from pydantic import BaseModel
 
 from conductor.config import load_settings
 from conductor.data.bank import load_problems
+from conductor.data.curate import CurationConfig
 from conductor.data.schema import Problem
 from conductor.evaluation.config import EvalConfig
 from conductor.evaluation.methods import ModelResolver, method_from_spec
 from conductor.evaluation.prices import stale_prices
+from conductor.simulation import simulated_note
 from conductor.trace import new_id
 from conductor.workers.registry import CONDUCTOR_PROVIDER
 from flows.curation import curation_flow
-from conductor.evaluation.report import artifact_markdown, costs_markdown, outage_lines, write_plots, write_table
+from conductor.evaluation.report import (EvaluationReport, artifact_markdown, costs_markdown, outage_lines, write_plots,
+                                         write_table)
 from tasks.evaluation import (
-    ensure_provider_limits, finish_evaluation, log_evaluation, open_mlflow_in_background, provider_limit_name,
-    record_runs, solve_benchmark, start_evaluation,
+    BenchmarkSolve, ensure_provider_limits, finish_evaluation, log_evaluation, open_mlflow_in_background,
+    provider_limit_name, record_runs, solve_benchmark, start_evaluation,
 )
 from tasks.solve import Cancellation
 from tasks.traces import TraceWriter
@@ -79,7 +82,7 @@ def _problems(cfg: EvalConfig, home: Path, db_path: str | None) -> list[Problem]
     if cfg.problems_file is not None:
         return load_problems(cfg.problems_file)
     curated = home / "curated" / cfg.profile
-    manifest = curation_flow(out=str(curated), profile=cfg.profile, db_path=db_path)
+    manifest = curation_flow(out=str(curated), config=CurationConfig(profile=cfg.profile), db_path=db_path)
     return [p for name in sorted(manifest.files) if name.startswith("eval/") for p in load_problems(curated / name)]
 
 
@@ -210,12 +213,13 @@ def evaluation_flow(cfg: EvalConfig, db_path: str | None = None, resolve_model: 
         for method, m, r, run in plans:
             groups = benchmarks if cfg.task_per_benchmark else {"all": chosen}
             for name, ps in groups.items():
+                job = BenchmarkSolve(
+                    run_id=run.run_id, benchmark=name, method_name=method.name, repeat=r, seed=cfg.seed * 1000 + r,
+                    db_path=db_path, limits=tuple(provider_limit_name(p) for p in providers[method.name])
+                    if cfg.use_provider_limits else ())
                 futures.append(runner.submit(solve_benchmark, parameters=dict(
-                    problems=unwalked(ps), method=unwalked(m), run_id=run.run_id, benchmark=name,
-                    method_name=method.name,
-                    repeat=r, seed=cfg.seed * 1000 + r, db_path=db_path,
-                    limits=[provider_limit_name(p) for p in providers[method.name]] if cfg.use_provider_limits
-                    else [], writer=writer if in_process else None, cancellation=cancellation)))
+                    problems=unwalked(ps), method=unwalked(m), job=job, writer=writer if in_process else None,
+                    cancellation=cancellation)))
         failed = [f for f in futures if f.wait() is None and f.state.is_failed()]
         unwritten: RuntimeError | None = None
         try:
@@ -241,16 +245,16 @@ def evaluation_flow(cfg: EvalConfig, db_path: str | None = None, resolve_model: 
     plots = write_plots(figures, out_dir, simulated=simulated)
     costs = costs_markdown(figures["by_benchmark"], figures["by_worker"], simulated=simulated)
     (Path(out_dir) / "costs.md").write_text(costs, encoding="utf-8")
+    report = EvaluationReport(table, costs, tuple(str(p) for p in plots), simulated)
     mlflow_run = None
     if cfg.log_to_mlflow:
         opening.join()
         mlflow_run = log_evaluation(evaluation_id, cfg.model_dump(mode="json") | {"benchmarks": sorted(benchmarks)},
-                                    figures["scores"], table, costs, [str(p) for p in plots], simulated)
+                                    figures["scores"], report)
     create_markdown_artifact(key="evaluation-results",
-                             markdown=artifact_markdown(table, costs, plots, Path(out_dir), mlflow_run,
-                                                        simulated=simulated)
+                             markdown=artifact_markdown(report, Path(out_dir), mlflow_run)
                              + "".join(f"\n- {line}" for line in outages),
-                             description=f"evaluation {evaluation_id}" + (" (simulated pool)" if simulated else ""))
+                             description=f"evaluation {evaluation_id}{simulated_note(simulated)}")
     logger.info("evaluation %s: %d methods x %d benchmarks x %d repeats", evaluation_id, len(methods),
                 len(benchmarks), cfg.repeats)
     return EvalResult(evaluation_id=evaluation_id, simulated=simulated, table_markdown=table, out_dir=str(out_dir),

@@ -15,6 +15,7 @@ from conductor.cli.common import console, user_errors
 from conductor.config import Settings
 from conductor.evaluation.config import EvalConfig
 from conductor.evaluation.prices import DEFAULT_MAX_AGE_DAYS, stale_prices
+from conductor.simulation import simulated_note
 from conductor.evaluation.report import conductor_generation_usd
 
 def _help(field: str) -> str:
@@ -87,7 +88,8 @@ def eval_(
             raise FileNotFoundError(f"--problems {problems}: no such file")
         settings = load_settings(profile=profile)
         pool = cfg.pool_file or settings.pool_file
-        refuse_accidental_simulation(profile, {"evaluation": (pool, read_pool_file(pool).simulated)},
+        loaded = read_pool_file(pool)  # the pool every method offers (a sub-pool of it)
+        refuse_accidental_simulation(profile, {"evaluation": (pool, loaded.simulated)},
                                      allow_simulated or settings.allow_simulated)
         check_specs(cfg.methods, pool, resolve_model=resolve_conductor, exclude=cfg.exclude)
     from prefect.exceptions import CancelledRun
@@ -107,8 +109,7 @@ def eval_(
         except CancelledRun as exc:
             console.print(str(exc), markup=False)
             raise typer.Exit(130) from None
-    console.print(f"evaluation {result.evaluation_id}" + (" (a simulated pool: an environment, not a benchmark)"
-                                                          if result.simulated else ""))
+    console.print(f"evaluation {result.evaluation_id}{simulated_note(result.simulated)}")
     # result.warnings (old prices) were logged once by the flow, on this console too
     console.print(result.table_markdown, soft_wrap=True, markup=False)
     console.print(result.costs_markdown, soft_wrap=True, markup=False)
@@ -144,9 +145,9 @@ def costs(
     for r in runs:
         params = json.loads(r["params"]) if isinstance(r["params"], str) else (r["params"] or {})
         dates |= params.get("prices_checked") or {}
-    if any(r["simulated"] for r in runs):
-        console.print("simulated pool: these dollars price simulated calls (an environment, not a bill)")
-    console.print(f"run {run}: ${total:.4f} over {sum(r['calls'] for r in by_worker)} calls", soft_wrap=True)
+    # on a simulated pool the dollars price simulated calls: not a bill
+    console.print(f"run {run}: ${total:.4f} over {sum(r['calls'] for r in by_worker)} calls"
+                  f"{simulated_note(any(r['simulated'] for r in runs))}", soft_wrap=True)
     print_table(console, pa.Table.from_pylist(by_worker))
     print_table(console, pa.Table.from_pylist(by_bench))
     own = {m: usd for m, usd in conductor_generation_usd(by_worker).items() if usd}

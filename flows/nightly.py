@@ -33,8 +33,10 @@ from prefect.cache_policies import INPUTS
 from pydantic import BaseModel, Field
 
 from conductor.config import load_settings
+from conductor.data.curate import CurationConfig
 from conductor.evaluation.config import EvalConfig
 from conductor.planners import DEFAULT_SHAPE
+from conductor.simulation import simulated_note
 from flows.curation import curation_flow
 from flows.drift import worker_drift_flow
 from flows.evaluation import EvalResult, evaluation_flow
@@ -258,7 +260,8 @@ def _night(night: Night, run_id: str, flow_run_id: str) -> NightlySummary:
     c, db_path = night.config, night.config.db_path
     # 1. curation (cached on its inputs and code)
     if c.curate:
-        curation_flow(out=str(night.home / "curated" / c.profile), profile=c.profile, db_path=db_path)
+        curation_flow(out=str(night.home / "curated" / c.profile), config=CurationConfig(profile=c.profile),
+                      db_path=db_path)
     # 2. training -> challenger (once a night)
     trained: Trained = _once(training_stage)(night.run_key, night)
     log.info("challenger v%s (trained from %s)", trained.version, trained.started_from)
@@ -332,7 +335,7 @@ def _summarize(night: Night, gate: GateInputs, stages: Stages, ref: NightRef) ->
     challenger, champion = trained.version, trained.champion_before
     scores, rows = _scores(night, gate, evaluated.evaluation_id)
     after = reg.champion()
-    sim = " (simulated pool: an environment, not a benchmark)" if evaluated.simulated else ""
+    sim = simulated_note(evaluated.simulated)
     links = reg.ui_links(challenger, trained.run_id)
     # The challenger's strategies over training (a training run that logged shape shares), as an
     # image the Prefect UI shows while the MLflow UI serves it (a night cached before had none).
@@ -385,5 +388,5 @@ def champion_eval_flow(config: NightConfig | None = None) -> ChampionEval:
                 for s, o in outcomes.items()}
     label = f"champion v{champion}" if champion else f"{BASELINE} (no champion yet)"
     print(f"{label}: held-out accuracy {accuracy.get(spec, float('nan')):.3f} on {config.heldout_problems} problems"
-          + (" (simulated pool)" if result.simulated else ""))
+          + simulated_note(result.simulated))
     return ChampionEval(evaluated=result, champion_version=champion, spec=spec, accuracy=accuracy)

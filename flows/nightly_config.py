@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field, ValidationError, model_validator
 from conductor.config import Settings, refuse_accidental_simulation
 from conductor.effort import Effort
 from conductor.profiles import Profile, get_profile, profile_help
+from conductor.simulation import simulated_note
 from conductor.workers.pool import read_pool_file
 from registry.promotion import GateConfig
 
@@ -163,14 +164,14 @@ class Night(BaseModel):
         trainer = (shlex.join(launch) if launch
                    else "in-process (no accelerate config: CONDUCTOR_ACCELERATE_CONFIG or --accelerate-config)")
         budget = self.training_overrides.get("max_usd")
-        kind = "SIMULATED" if self.simulated else "real"
+        kind = simulated_note(self.simulated) or " (real)"
         return [
             f"profile        {c.profile}",
             f"run key        {self.run_key}",
             f"home           {self.home}",
-            f"pool           {self.pool_file} ({kind}): training, evaluation and gate"
+            f"pool           {self.pool_file}{kind}: training, evaluation and gate"
             if self.pool_file == self.training_pool_file else
-            f"pools          training {self.training_pool_file}, evaluation {self.pool_file} ({kind})",
+            f"pools          training {self.training_pool_file}, evaluation {self.pool_file}{kind}",
             f"training       {c.steps} GRPO steps in chunks of {c.chunk_steps}, profile {c.profile}'s config"
             + "".join(f", {k}={v}" for k, v in sorted(self.training_overrides.items()) if k != "pool_file"),
             f"trainer        {trainer}",

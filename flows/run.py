@@ -19,12 +19,14 @@ from prefect.runtime import flow_run as prefect_flow_run
 
 from conductor.config import load_settings
 from conductor.data.bank import load_problems
+from conductor.data.curate import CurationConfig
 from conductor.data.schema import Problem
 from conductor.methods import Method
+from conductor.simulation import simulated_note
 from conductor.trace import new_id
 from flows.curation import curation_flow
 from tasks.records import FLOW_RUN_PARAM, abandon_dead_runs, record_problems, run_summary, run_writer
-from tasks.solve import Cancellation, solve_problems
+from tasks.solve import Cancellation, SolveRun, solve_problems
 from warehouse.lifecycle import RunLifecycle, run_here
 
 
@@ -43,7 +45,7 @@ def run_flow(method: Method, profile: str = "local", limit_per_source: int = 0, 
     settings = load_settings(profile=profile)
     home = settings.ensure_home()
     curated_dir = home / "curated" / profile
-    manifest = curation_flow(out=str(curated_dir), profile=profile, db_path=db_path)
+    manifest = curation_flow(out=str(curated_dir), config=CurationConfig(profile=profile), db_path=db_path)
     problems = _eval_problems(curated_dir, manifest.files, limit_per_source)
     run_id = new_id()
     abandon_dead_runs(db_path)
@@ -54,9 +56,9 @@ def run_flow(method: Method, profile: str = "local", limit_per_source: int = 0, 
     # Ctrl-C arrives as KeyboardInterrupt in the flow, CancelledError in its event loop: `cancelled`.
     with RunLifecycle(run, run_writer(db_path)):
         record_problems(problems, db_path)
-        solve_problems(problems, method, run_id, seed=seed, db_path=db_path, cancellation=cancellation)
+        solve_problems(problems, method, SolveRun(run_id=run_id, seed=seed, db_path=db_path), cancellation=cancellation)
     summary = run_summary(run_id, db_path)
     create_table_artifact(key="run-summary", table=summary,
-                          description=f"{method.name} ({profile} profile), run {run_id}")
+                          description=f"{method.name} ({profile} profile), run {run_id}{simulated_note(method.simulated)}")
     get_run_logger().info("run %s: %d problems solved and recorded", run_id, len(problems))
     return summary

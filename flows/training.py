@@ -12,11 +12,14 @@ from typing import Any
 from prefect import flow
 from pydantic import BaseModel, Field
 
+from conductor.simulation import simulated_note
 from conductor.training.chunks import ChunkPlan
 from conductor.training.config import ConductorTrainingConfig, profile_config
+from conductor.training.result import TrainResult
 from conductor.workers.pool import read_pool_file
 from tasks.records import run_writer
 from tasks.training import Registered, grpo_chunk_task, problems_task, register_task, warm_start_task
+from tasks.training_sink import TRAINING_METHOD
 from warehouse.lifecycle import RunLifecycle, run_here
 
 
@@ -39,7 +42,8 @@ def training_flow(request: TrainingRequest) -> Registered:
     # One warehouse run for all chunks (its rollouts, its curve): `running` from here, before the
     # warm start, then finished when registered, failed when anything raises.
     run_id = f"train-{uuid.uuid4().hex[:12]}" if request.warehouse else None
-    row = run_here(run_id, "train", method="conductor-grpo", simulated=read_pool_file(config.pool_file).simulated,
+    pool = read_pool_file(config.pool_file)  # the run's pool as it starts (each chunk's TrainResult says it again)
+    row = run_here(run_id, "train", method=TRAINING_METHOD, simulated=pool.simulated,
                    params={"profile": request.profile, "output_dir": request.output_dir,
                            "max_steps": config.max_steps, "seed": config.seed}) if run_id else None
     with RunLifecycle(row, run_writer()) if row else nullcontext() as life:
@@ -58,7 +62,7 @@ def _train(request: TrainingRequest, config: ConductorTrainingConfig, overrides:
     overrides["save_steps"] = min(config.save_steps, chunk_steps) if config.save_steps else chunk_steps
     train, held_out = problems_task(config)
     model = warm_start_task(request.profile, request.output_dir, overrides, train)
-    chunks = []
+    chunks: list[TrainResult] = []
     for until in range(chunk_steps, config.max_steps + chunk_steps, chunk_steps):
         plan = ChunkPlan(profile=request.profile, output_dir=request.output_dir,
                          overrides={**overrides, "model_name_or_path": model}, until_step=min(until, config.max_steps),
@@ -66,24 +70,24 @@ def _train(request: TrainingRequest, config: ConductorTrainingConfig, overrides:
         chunk = grpo_chunk_task(plan, train, held_out)
         chunks.append(chunk)
         print(chunk_line(chunk, config.max_steps))
-        if chunk["stop_reason"] not in ("chunk_end", "max_steps"):  # budget or early stopping: the run is over
+        if not chunk.goes_on:  # budget or early stopping: the run is over
             break
     return register_task(config.to_dict(), chunks)
 
 
-def chunk_line(chunk: dict[str, Any], max_steps: int) -> str:
+def chunk_line(chunk: TrainResult, max_steps: int) -> str:
     """A chunk's one progress line: where it ended, its steps' mean reward and KL to the
     reference (docs/training.md says what KL is normal), why it stopped, the spend so far. The
     per-step figures are in MLflow and the warehouse (`v_training_curves`)."""
-    rows = chunk["history"]
+    rows = chunk.history
 
     def mean(key: str) -> str:
         values = [r[key] for r in rows if key in r]
         return f"{sum(values) / len(values):.3g}" if values else "n/a"
 
-    return (f"grpo step {chunk['steps']}/{max_steps}: reward {mean('reward')}, kl {mean('kl')} (means over the"
-            f" chunk's {len(rows)} logged steps), stop={chunk['stop_reason']}, spend ${chunk['usd']:.2f}"
-            f" (simulated pool prices when the pool is simulated)")
+    return (f"grpo step {chunk.steps}/{max_steps}: reward {mean('reward')}, kl {mean('kl')} (means over the"
+            f" chunk's {len(rows)} logged steps), stop={chunk.stop_reason}, spend ${chunk.usd:.2f}"
+            + simulated_note(chunk.simulated))
 
 
 if __name__ == "__main__":

@@ -9,14 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
 import mlflow
 
 from registry.runs import flat_params, metric_key
 from registry.store import tracking_uri, use_store
+
+if TYPE_CHECKING:
+    from conductor.evaluation.report import EvaluationReport
 
 EXPERIMENT = "conductor-evaluation"
 
@@ -80,9 +82,9 @@ def prepare_evaluation_store() -> None:
 
 
 def log_evaluation(evaluation_id: str, *, params: Mapping[str, Any], scores: Sequence[Mapping[str, Any]],
-                   table_markdown: str, costs_markdown: str, plots: Sequence[str | Path], simulated: bool,
-                   uri: str | None = None) -> LoggedEvaluation:
+                   report: EvaluationReport, uri: str | None = None) -> LoggedEvaluation:
     """One finished MLflow run for the evaluation; returns where it is."""
+    simulated = report.simulated
     uri = uri or tracking_uri()
     experiment_id = open_evaluation_store(uri)
     name = f"evaluation-{evaluation_id[:8]}" + ("-simulated" if simulated else "")
@@ -91,8 +93,8 @@ def log_evaluation(evaluation_id: str, *, params: Mapping[str, Any], scores: Seq
                          "conductor.kind": "evaluation"})
         mlflow.log_params(flat_params(dict(params)))
         mlflow.log_metrics(evaluation_metrics(scores))
-        mlflow.log_text(table_markdown, "results.md")
-        mlflow.log_text(costs_markdown, "costs.md")
-        for path in plots:
+        mlflow.log_text(report.table_markdown, "results.md")
+        mlflow.log_text(report.costs_markdown, "costs.md")
+        for path in report.plots:
             mlflow.log_artifact(str(path), artifact_path="plots")
         return LoggedEvaluation(run.info.run_id, experiment_id, uri, run.info.artifact_uri)

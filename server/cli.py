@@ -53,7 +53,8 @@ def serve(
     with user_errors(ServeError, PoolError, ValueError, OSError):  # ValueError: pydantic's ValidationError too
         settings = load_settings(**({"profile": profile} if profile else {}))
         pool = pool_file or settings.pool_file
-        refuse_accidental_simulation(settings.profile, {"serving": (pool, read_pool_file(pool).simulated)},
+        loaded = read_pool_file(pool)  # the pool the server is built on, read before anything starts
+        refuse_accidental_simulation(settings.profile, {"serving": (pool, loaded.simulated)},
                                      allow_simulated or settings.allow_simulated)
         if no_auth and host != "127.0.0.1":
             raise UserError("--no-auth is allowed only with --host 127.0.0.1")

@@ -13,6 +13,7 @@ from prefect.cache_policies import NO_CACHE
 from pydantic import BaseModel
 
 from conductor.evaluation.drift import DriftConfig, Shift, WorkerSamples, drift_markdown, flagged, worker_shifts
+from conductor.simulation import simulated_note
 from tasks.traces import warehouse_file
 from warehouse import drift as wh
 from warehouse.store import TraceStore
@@ -35,9 +36,8 @@ class DriftReport(BaseModel):
     def payload(self) -> dict[str, Any]:
         """What the webhook receives; `text` makes it readable as a Slack message."""
         moved = [s for s in self.shifts if s.moved]
-        sim = "SIMULATED pool: " if self.simulated else ""
-        return {"text": f"{sim}worker drift: {', '.join(self.flagged)} moved since the previous night "
-                        f"(evaluation {self.evaluation_id} against {self.previous_evaluation_id}): "
+        return {"text": f"worker drift{simulated_note(self.simulated)}: {', '.join(self.flagged)} moved since the"
+                        f" previous night (evaluation {self.evaluation_id} against {self.previous_evaluation_id}): "
                         + "; ".join(s.text() for s in moved),
                 "evaluation_id": self.evaluation_id, "previous_evaluation_id": self.previous_evaluation_id,
                 "simulated": self.simulated, "flagged": self.flagged,
@@ -65,8 +65,7 @@ def drift_report(evaluation_id: str, db_path: str | None = None, config: DriftCo
 def publish_drift(report: DriftReport) -> None:
     """The comparison (markdown) and tonight's figures (table), under stable keys: the UI shows
     each night's in the key's history."""
-    title = (f"worker drift: {', '.join(report.flagged) or 'none'} moved"
-             + (" (SIMULATED)" if report.simulated else ""))
+    title = f"worker drift: {', '.join(report.flagged) or 'none'} moved{simulated_note(report.simulated)}"
     create_markdown_artifact(key=ARTIFACT_KEY, markdown=report.markdown, description=title)
     rows = [{k: (str(v) if k in ("night", "started_at") else v) for k, v in r.items()} for r in report.figures]
     create_table_artifact(key=f"{ARTIFACT_KEY}-figures", table=rows or [{"note": "no worker calls recorded"}],

@@ -9,7 +9,7 @@ import contextlib
 import logging
 import threading
 from collections.abc import Mapping, Sequence
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
 from prefect import get_client, task
@@ -17,8 +17,9 @@ from prefect.cache_policies import NO_CACHE
 from prefect.concurrency.sync import concurrency
 
 from conductor.data.schema import Problem
+from conductor.evaluation.report import EvaluationReport
 from conductor.methods import Method
-from tasks.solve import Cancellation, solve_all
+from tasks.solve import Cancellation, SolveRun, solve_all
 from tasks.traces import TraceBatches, TraceWriter, warehouse_file, write_lock
 from warehouse import evaluation as wh
 from warehouse.records import DatasetManifest, Run
@@ -27,31 +28,41 @@ from warehouse.store import TraceStore
 LEASE_S = 60.0  # seconds a killed holder keeps its provider slots (the server's minimum)
 
 
+@dataclass(frozen=True, kw_only=True)
+class BenchmarkSolve(SolveRun):
+    """One solve task of an evaluation: a method's repeat over one benchmark (or every one's:
+    `benchmark="all"`), with the provider limits it holds a slot of."""
+
+    benchmark: str
+    method_name: str
+    repeat: int
+    batch_size: int = 100
+    limits: tuple[str, ...] = ()
+
+
 # No retries (every call retries already; a rerun would pay for every call again). NO_CACHE: a
 # solve is an experiment.
-@task(name="solve-benchmark", cache_policy=NO_CACHE, task_run_name="{benchmark}-{method_name}-r{repeat}")
-def solve_benchmark(problems: list[Problem], method: Method, run_id: str, benchmark: str, method_name: str,
-                    repeat: int, seed: int = 0, db_path: str | None = None, batch_size: int = 100,
-                    limits: Sequence[str] = (), writer: TraceWriter | None = None,
+@task(name="solve-benchmark", cache_policy=NO_CACHE, task_run_name="{job.benchmark}-{job.method_name}-r{job.repeat}")
+def solve_benchmark(problems: list[Problem], method: Method, job: BenchmarkSolve, writer: TraceWriter | None = None,
                     cancellation: Cancellation | None = None) -> int:
     """Solve one benchmark's problems (or every benchmark's: `benchmark="all"`; traces carry their
     source) with one Method in one repeat; returns how many traces were handed to the warehouse.
     With the flow's `writer` the batches are submitted to it and the task returns once the last
     is handed over (the flow's `writer.drain()` waits for them); without one (a Dask worker) the
     task writes them itself and returns when all are written.
-    `limits`: Prefect global concurrency limits (one per provider the method's pool uses), one
+    `job.limits`: Prefect global concurrency limits (one per provider the method's pool uses), one
     slot of each held for the whole solve; strict: a missing limit is an error, never unbounded.
     `cancellation.stop()` (Ctrl-C) ends the solve early: the task returns what finished, and the
     flow, seeing `cancellation.stopped`, cancels its runs."""
-    sink = TraceBatches(db_path, batch_size, writer=writer, wait_at_end=writer is None)
+    sink = TraceBatches(job.db_path, job.batch_size, writer=writer, wait_at_end=writer is None)
     # The shortest lease the server takes (60 s, renewed while held): a process killed with -9
     # holds its slots until the lease expires, and Prefect's default (300 s) stalled the next
     # nightly's evaluation for five minutes (the kill drill, tests/test_nightly_kill_drill.py).
-    held = (concurrency(list(limits), occupy=1, strict=True, lease_duration=LEASE_S) if limits
+    held = (concurrency(list(job.limits), occupy=1, strict=True, lease_duration=LEASE_S) if job.limits
             else contextlib.nullcontext())
     with held:
         try:
-            asyncio.run(solve_all(problems, method, run_id, seed, sink, cancellation))
+            asyncio.run(solve_all(problems, method, job.run_id, job.seed, sink, cancellation))
         except asyncio.CancelledError:
             if cancellation is None or not cancellation.stopped:
                 raise
@@ -125,12 +136,11 @@ def open_mlflow_in_background() -> threading.Thread:
 
 @task(name="log-evaluation-to-mlflow", retries=2, retry_delay_seconds=[1, 5], cache_policy=NO_CACHE)
 def log_evaluation(evaluation_id: str, params: Mapping[str, Any], scores: Sequence[Mapping[str, Any]],
-                   table_markdown: str, costs_markdown: str, plots: Sequence[str], simulated: bool) -> dict[str, str]:
+                   report: EvaluationReport) -> dict[str, str]:
     from registry.evaluation import EXPERIMENT
     from registry.evaluation import log_evaluation as log
 
-    logged = log(evaluation_id, params=params, scores=scores, table_markdown=table_markdown,
-                 costs_markdown=costs_markdown, plots=[Path(p) for p in plots], simulated=simulated)
+    logged = log(evaluation_id, params=params, scores=scores, report=report)
     return {"run_id": logged.run_id, "experiment": EXPERIMENT, "experiment_id": logged.experiment_id,
             "tracking_uri": logged.tracking_uri, "artifact_uri": logged.artifact_uri}
 

@@ -10,7 +10,6 @@ the profile's `use_cpu` makes each join torch.distributed with gloo."""
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import shutil
@@ -19,9 +18,8 @@ import subprocess
 import sys
 from collections import deque
 from pathlib import Path
-from typing import Any
-
 from conductor.training.chunks import ChunkPlan
+from conductor.training.result import TrainResult
 from tasks.training_sink import ingest_launched
 
 
@@ -48,8 +46,8 @@ def launch_command(accelerate_config: str, chunk_config: Path | str, result: Pat
             "--no-track", "--compare", "0", *(["--run-id", run_id] if run_id else ["--no-warehouse"])]
 
 
-def run_chunk(plan: ChunkPlan, logger: logging.Logger | logging.LoggerAdapter) -> dict[str, Any]:
-    """Run the chunk under accelerate and return rank 0's result (TrainResult's fields); a
+def run_chunk(plan: ChunkPlan, logger: logging.Logger | logging.LoggerAdapter) -> TrainResult:
+    """Run the chunk under accelerate and return rank 0's result (`conductor train --result`); a
     failed launch raises with its last lines, so the task's retries resume from the checkpoint.
     Rollouts the ranks staged are ingested here, under the plan's warehouse run."""
     assert plan.accelerate_config is not None
@@ -71,7 +69,7 @@ def run_chunk(plan: ChunkPlan, logger: logging.Logger | logging.LoggerAdapter) -
         rc = proc.wait()
     if rc != 0 or not result.is_file():
         raise RuntimeError(f"accelerate launch of GRPO to step {plan.until_step} exited {rc}: " + " | ".join(tail))
-    out = json.loads(result.read_text(encoding="utf-8"))
+    out = TrainResult.from_json(result.read_text(encoding="utf-8"))
     if plan.run_id:
         ingest_launched(plan.run_id)
     return out

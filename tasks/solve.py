@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import threading
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from prefect import task
@@ -19,6 +20,17 @@ from conductor.trace import Trace
 from conductor.types import Task
 from conductor.workers.registry import BuildContext
 from tasks.traces import TraceBatches
+
+
+@dataclass(frozen=True, kw_only=True)
+class SolveRun:
+    """Where a solve's traces go and how it draws: the warehouse run they belong to, the seed,
+    the warehouse (None: the settings') and how many traces are handed over at a time."""
+
+    run_id: str
+    seed: int = 0
+    db_path: str | None = None
+    batch_size: int = 50
 
 
 class Cancellation:
@@ -89,11 +101,10 @@ async def solve_all(problems: list[Problem], method: Method, run_id: str, seed: 
 
 # No task retries: every worker call already retries, and a rerun of the whole task would pay
 # for every call again. NO_CACHE: a solve is an experiment, not a pure function of its inputs.
-@task(name="solve-problems", cache_policy=NO_CACHE, task_run_name="solve-{run_id}")
-def solve_problems(problems: list[Problem], method: Method, run_id: str, seed: int = 0, db_path: str | None = None,
-                   batch_size: int = 50, cancellation: Cancellation | None = None) -> int:
-    """Solve every problem, recording traces in batches of `batch_size`; returns how many.
+@task(name="solve-problems", cache_policy=NO_CACHE, task_run_name="solve-{run.run_id}")
+def solve_problems(problems: list[Problem], method: Method, run: SolveRun, cancellation: Cancellation | None = None) -> int:
+    """Solve every problem, recording traces in batches of `run.batch_size`; returns how many.
     `cancellation.stop()` (Ctrl-C) cancels it: CancelledError, with the finished traces recorded."""
-    sink = TraceBatches(db_path, batch_size)
-    asyncio.run(solve_all(problems, method, run_id, seed, sink, cancellation))
+    sink = TraceBatches(run.db_path, run.batch_size)
+    asyncio.run(solve_all(problems, method, run.run_id, run.seed, sink, cancellation))
     return sink.recorded

@@ -6,7 +6,6 @@ a retried chunk resumes where the failed attempt last saved instead of starting 
 from __future__ import annotations
 
 import logging
-from dataclasses import asdict
 from typing import Any
 
 from prefect import get_run_logger, task
@@ -15,12 +14,12 @@ from pydantic import BaseModel
 
 from conductor.data.schema import Problem
 from conductor.training.config import ConductorTrainingConfig, profile_config
-from conductor.training.grpo import TrainResult, train_grpo
+from conductor.training.grpo import train_grpo
+from conductor.training.result import TrainResult
 from conductor.training.pipeline import ensure_model, training_split
-from conductor.workers.pool import read_pool_file
 from conductor.training.chunks import ChunkPlan
 from tasks.launch import run_chunk
-from tasks.training_sink import WarehouseSink
+from tasks.training_sink import TRAINING_METHOD, WarehouseSink
 
 
 @task(name="training-problems", cache_policy=NO_CACHE)
@@ -59,7 +58,7 @@ def _figures(logs: dict[str, Any]) -> str:
 
 @task(name="grpo-chunk", cache_policy=NO_CACHE, retries=2, retry_delay_seconds=5,
       task_run_name="grpo-to-step-{plan.until_step}", log_prints=False)  # as warm-start, above
-def grpo_chunk_task(plan: ChunkPlan, train: list[Problem], held_out: list[Problem]) -> dict[str, Any]:
+def grpo_chunk_task(plan: ChunkPlan, train: list[Problem], held_out: list[Problem]) -> TrainResult:
     """GRPO up to `plan.until_step`; with a `run_id`, every rollout goes to the warehouse under it.
     With an accelerate config the chunk is a subprocess (`launch.run_chunk`): the same config,
     resumed from the run's last checkpoint, its output streamed into this task's log."""
@@ -67,15 +66,13 @@ def grpo_chunk_task(plan: ChunkPlan, train: list[Problem], held_out: list[Proble
         return run_chunk(plan, get_run_logger())
     config = plan.config()
     run_id = plan.run_id
-    sink = WarehouseSink.for_settings(run_id=run_id, simulated=read_pool_file(config.pool_file).simulated) if run_id else None
+    sink = WarehouseSink.for_settings(run_id=run_id) if run_id else None  # the run's row is the flow's
     logger = get_run_logger()
-    result: TrainResult = train_grpo(config, train, held_out, resume=True, run_id=run_id, sink=sink,
-                                     on_log=lambda figures: logger.debug("grpo %s", _figures(figures)))
+    result = train_grpo(config, train, held_out, resume=True, run_id=run_id, sink=sink,
+                        on_log=lambda figures: logger.debug("grpo %s", _figures(figures)))
     if sink is not None:
         sink.flush()  # the run's row is the flow's (its RunLifecycle)
-    out = asdict(result)
-    out["model_dir"] = str(result.model_dir)
-    return out
+    return result
 
 
 class Registered(BaseModel):
@@ -88,20 +85,19 @@ class Registered(BaseModel):
 
 
 @task(name="register-model", cache_policy=NO_CACHE, retries=1)
-def register_task(params: dict[str, Any], chunks: list[dict[str, Any]]) -> Registered:
+def register_task(params: dict[str, Any], chunks: list[TrainResult]) -> Registered:
     """One MLflow run for the whole training: every chunk's steps, the last chunk's model (the
     warehouse run's row, and its MLflow run id, are the flow's RunLifecycle's)."""
     from registry.runs import STRATEGIES_PLOT, TrainingRun
 
     last = chunks[-1]
-    simulated = read_pool_file(params["pool_file"]).simulated
-    with TrainingRun(params, simulated=simulated, run_name="conductor-grpo") as run:
-        history = [row for c in chunks for row in c["history"]]
-        evals = [row for c in chunks for row in c["eval_history"]]
+    with TrainingRun(params, simulated=last.simulated, run_name=TRAINING_METHOD) as run:
+        history = [row for c in chunks for row in c.history]
+        evals = [row for c in chunks for row in c.eval_history]
         for row in history:
             run.log_step(row)
-        logged = run.finish(last["model_dir"], history=history, eval_history=evals, samples=last["samples"],
-                            summary={"usd_total": last["usd"], "calls_total": last["calls"], "steps_done": last["steps"]})
+        logged = run.finish(str(last.model_dir), history=history, eval_history=evals, samples=last.samples,
+                            summary={"usd_total": last.usd, "calls_total": last.calls, "steps_done": last.steps})
     return Registered(run_id=logged.run_id, model_uri=logged.model.model_uri if logged.model else "",
                       version=logged.model.version if logged.model else "",
                       strategies_plot=STRATEGIES_PLOT if STRATEGIES_PLOT in logged.plots else "")

@@ -20,6 +20,9 @@ from warehouse.staging import ingest_staged, stage_traces
 from warehouse.store import TraceStore
 
 
+TRAINING_METHOD = "conductor-grpo"  # a training run's row method and MLflow run name, wherever it is opened
+
+
 class WarehouseSink:
     """The reward's `sink(trace, step)`, wired to the warehouse: each training step's rollouts
     (every round, with the run id) are staged as one atomic batch and ingested, and the step's
@@ -33,8 +36,7 @@ class WarehouseSink:
     before the first update)."""
 
     def __init__(self, warehouse_path: str | Path, staging_dir: str | Path, *, run_id: str | None = None,
-                 params: dict[str, Any] | None = None, simulated: bool | None = None, method: str = "conductor-grpo",
-                 rank: int | None = None) -> None:
+                 params: dict[str, Any] | None = None, simulated: bool | None = None, rank: int | None = None) -> None:
         self.warehouse_path, self.staging_dir = Path(warehouse_path), Path(staging_dir)
         # Under accelerate every rank scores its own slice of each batch: a rank (`rank` set) only
         # stages its rollouts (one DuckDB file takes one writing process), and the chunk's task
@@ -46,7 +48,7 @@ class WarehouseSink:
         self.lifecycle: RunLifecycle | None = None
         if run_id is None and rank is None:
             run_id = f"train-{uuid.uuid4().hex[:12]}"
-            self.lifecycle = RunLifecycle(run_here(run_id, "train", method=method, simulated=simulated,
+            self.lifecycle = RunLifecycle(run_here(run_id, "train", method=TRAINING_METHOD, simulated=simulated,
                                                    params=dict(params or {})), write_to(self.warehouse_path))
             self.lifecycle.__enter__()
         self.run_id = run_id

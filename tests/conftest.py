@@ -47,12 +47,10 @@ def fast_pool(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """deployments/pools/local.yaml with 1 ms latency, so hundreds of questions run in seconds."""
     import yaml
 
-    local = Path(__file__).resolve().parent.parent / "deployments" / "pools" / "local.yaml"
-    pool = yaml.safe_load(local.read_text())
-    for w in pool["workers"]:
-        w["options"]["latency_ms"] = {"median": 1, "sigma": 0.0}
+    from tests.local_pool import local_pool
+
     path = tmp_path_factory.mktemp("pool") / "fast.yaml"
-    path.write_text(yaml.safe_dump(pool))
+    path.write_text(yaml.safe_dump(local_pool(latency_ms=1)))
     return path
 
 

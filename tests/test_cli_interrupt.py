@@ -11,11 +11,10 @@ import os
 import re
 import signal
 import subprocess
-import threading
 from pathlib import Path
 
 from conductor.training.problems import bank_splits
-from tests.test_eval_interrupt import CONDUCTOR, PROBLEMS, _slow_pool
+from tests.test_eval_interrupt import CONDUCTOR, PROBLEMS, interrupt_while_answering, slow_pool
 from warehouse import TraceStore
 
 
@@ -31,33 +30,12 @@ def test_ctrl_c_during_eval_with_its_temporary_server_is_quiet(tmp_path: Path) -
     env["CONDUCTOR_HOME"] = str(home)
     proc = subprocess.Popen(
         [str(CONDUCTOR), "eval", "-m", "template:single", "--problems", str(problems), "--pool",
-         str(_slow_pool(tmp_path / "slow.yaml")), "--db", str(db), "--no-mlflow", "--out", str(tmp_path / "out")],
+         str(slow_pool(tmp_path / "slow.yaml")), "--db", str(db), "--no-mlflow", "--out", str(tmp_path / "out")],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
         preexec_fn=_as_from_a_terminal)
-    lines: list[str] = []
-    answering, interrupted_at = threading.Event(), []
-
-    def read() -> None:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            lines.append(line)
-            if "Task run 'start-evaluation" in line:
-                answering.set()
-
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
-    try:
-        assert answering.wait(timeout=400), "".join(lines)[-3000:]
-        threading.Event().wait(5)
-        interrupted_at.append(len(lines))
-        os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C: the terminal's foreground process group
-        proc.wait(timeout=300)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-    reader.join(timeout=30)
-    output = "".join(lines)
-    after = [line for line in lines[interrupted_at[0]:] if line.strip()]
+    # Ctrl-C: SIGINT to the terminal's foreground process group
+    output, interrupted_at = interrupt_while_answering(proc, group=True)
+    after = [line for line in output.split("\n")[interrupted_at:] if line.strip()]
     assert proc.returncode == 130, output[-3000:]
     assert len(after) <= 5 and "Traceback" not in output, output[-3000:]
     said = re.findall(r"^interrupted: (\d+) questions recorded, runs cancelled$", output, flags=re.MULTILINE)

@@ -11,6 +11,7 @@ from pathlib import Path
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId
 
+from conductor.data.curate import CurationConfig
 from flows.curation import curation_flow
 
 
@@ -38,9 +39,9 @@ async def _task_states(flow_run_id: object, loads: int = 10) -> dict[str, str]:
 
 
 def test_flow_runs_then_hits_cache(prefect_harness: Path, tmp_path: Path) -> None:
-    first = curation_flow(out=str(tmp_path / "one"), total=12, return_state=True)
+    first = curation_flow(out=str(tmp_path / "one"), config=CurationConfig(total=12), return_state=True)
     assert first.is_completed()
-    second = curation_flow(out=str(tmp_path / "two"), total=12, return_state=True)
+    second = curation_flow(out=str(tmp_path / "two"), config=CurationConfig(total=12), return_state=True)
     assert second.is_completed()
     states_1 = asyncio.run(_task_states(first.state_details.flow_run_id))
     states_2 = asyncio.run(_task_states(second.state_details.flow_run_id))
@@ -59,7 +60,6 @@ def test_flow_runs_then_hits_cache(prefect_harness: Path, tmp_path: Path) -> Non
 def test_bank_option_is_passed_fingerprinted_and_cached(prefect_harness: Path, tmp_path: Path) -> None:
     """`bank=True` adds the generated sources (fingerprinted by generator parameters and code, not by
     a file, which they do not have); a rerun is Cached; the result differs from `bank=False`."""
-    from conductor.data.curate import CurationConfig
     from conductor.data.sources import BANK_SOURCES
     from tasks.curate import generator_version, input_fingerprint
 
@@ -67,8 +67,8 @@ def test_bank_option_is_passed_fingerprinted_and_cached(prefect_harness: Path, t
     prints = {name: input_fingerprint(name, config) for name in BANK_SOURCES}
     assert all(f"generator={generator_version()}" in p and "seed=0" in p for p in prints.values()), prints
 
-    first = curation_flow(out=str(tmp_path / "bank1"), total=12, bank=True, return_state=True)
-    second = curation_flow(out=str(tmp_path / "bank2"), total=12, bank=True, return_state=True)
+    first = curation_flow(out=str(tmp_path / "bank1"), config=CurationConfig(total=12, bank=True), return_state=True)
+    second = curation_flow(out=str(tmp_path / "bank2"), config=CurationConfig(total=12, bank=True), return_state=True)
     assert first.is_completed() and second.is_completed()
     states_1 = asyncio.run(_task_states(first.state_details.flow_run_id, 10 + len(BANK_SOURCES)))
     states_2 = asyncio.run(_task_states(second.state_details.flow_run_id, 10 + len(BANK_SOURCES)))
@@ -82,7 +82,7 @@ def test_bank_option_is_passed_fingerprinted_and_cached(prefect_harness: Path, t
 
     with_bank = (tmp_path / "bank2" / "train.jsonl").read_bytes()
     assert with_bank == (tmp_path / "bank1" / "train.jsonl").read_bytes()
-    plain = curation_flow(out=str(tmp_path / "plain"), total=12, bank=False)
+    plain = curation_flow(out=str(tmp_path / "plain"), config=CurationConfig(total=12, bank=False))
     assert len(plain.files) and not any(s.startswith("synthetic_") for s in plain.sources)
     without = (tmp_path / "plain" / "train.jsonl").read_bytes()
     assert len(without.splitlines()) == 12 and len(with_bank.splitlines()) > 12
@@ -91,19 +91,19 @@ def test_bank_option_is_passed_fingerprinted_and_cached(prefect_harness: Path, t
 
 
 def test_flow_and_cli_defaults_and_help_are_the_curation_configs() -> None:
-    """One source of truth: `CurationConfig`'s field defaults and descriptions (nothing restated)."""
+    """One source of truth: `CurationConfig`'s field defaults and descriptions (nothing restated):
+    the flow takes the config itself, the CLI's options take their defaults and help from it."""
     import inspect
 
     import typer.main
 
     from conductor.cli import app
-    from conductor.data.curate import CurationConfig
 
     fields = CurationConfig.model_fields
     flow_params = inspect.signature(curation_flow.fn).parameters
+    assert list(flow_params) == ["out", "config", "db_path"] and "CurationConfig" in str(flow_params["config"].annotation)
     command = typer.main.get_command(app).commands["data"].commands["curate"]  # type: ignore[attr-defined]
     cli = {p.name: p for p in command.params}
     for name in ("profile", "total", "seed", "on_error", "bank"):
-        assert flow_params[name].default == fields[name].default, name
         assert cli[name].default == fields[name].default, name
         assert cli[name].help == fields[name].description, name

@@ -15,12 +15,13 @@ import yaml
 from conductor.data.synthetic import generate_bank
 from conductor.evaluation.config import EvalConfig
 from conductor.evaluation.drift import DriftConfig, WorkerSamples, bootstrap_change, flagged, worker_shifts
+from conductor.simulation import SIMULATED_BANNER, simulated_note
 from flows.drift import worker_drift_flow
 from flows.evaluation import evaluation_flow
+from tests.local_pool import local_pool
 from tests.loopback import LoopbackServer, Reply
 from warehouse.store import TraceStore
 
-REPO = Path(__file__).resolve().parent.parent
 WORKERS = ("sim-generalist", "sim-coder", "sim-small")
 SWAPPED = "sim-generalist"
 WEAKER = {"math": 0.15, "choice": 0.25, "freeform": 0.1, "code": 0.1}  # was 0.70 / 0.85 / 0.45 / 0.55
@@ -29,9 +30,7 @@ WEAKER = {"math": 0.15, "choice": 0.25, "freeform": 0.1, "code": 0.1}  # was 0.7
 @pytest.fixture(scope="module")
 def nights(prefect_harness: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
     d = tmp_path_factory.mktemp("drift")
-    pool = yaml.safe_load((REPO / "deployments" / "pools" / "local.yaml").read_text())
-    for w in pool["workers"]:
-        w["options"]["latency_ms"] = {"median": 1, "sigma": 0.0}
+    pool = local_pool(latency_ms=1)
     swapped = copy.deepcopy(pool)  # the provider swapped the model behind the same id overnight
     next(w for w in swapped["workers"] if w["id"] == SWAPPED)["options"]["skills"] = WEAKER
     (d / "night1.yaml").write_text(yaml.safe_dump(pool))
@@ -98,11 +97,11 @@ def test_the_swapped_worker_is_flagged_by_the_second_night_and_the_notification_
     body = received[0].json
     assert body["flagged"] == [SWAPPED] and body["previous_evaluation_id"] == nights["first"]
     assert body["moved"][0]["metric"] == "accuracy" and body["moved"][0]["after"] < body["moved"][0]["before"]
-    assert body["text"].startswith("SIMULATED pool: worker drift: sim-generalist moved")
+    assert body["text"].startswith(f"worker drift{simulated_note(True)}: sim-generalist moved")
     with get_client(sync_client=True) as client:
         artifacts = client.read_artifacts(artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=["worker-drift"])))
     latest = max(artifacts, key=lambda a: a.created)
-    assert "1 worker(s) moved: sim-generalist" in str(latest.data) and "SIMULATED" in str(latest.data)
+    assert "1 worker(s) moved: sim-generalist" in str(latest.data) and SIMULATED_BANNER in str(latest.data)
 
 
 def test_no_notification_without_a_webhook_block(nights: dict, receiver: LoopbackServer) -> None:

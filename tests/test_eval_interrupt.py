@@ -20,17 +20,16 @@ import yaml
 
 from conductor.config import REPO_ROOT
 from conductor.training.problems import bank_splits
+from tests.local_pool import local_pool
 from warehouse import TraceStore
 
 CONDUCTOR = Path(sys.executable).with_name("conductor")
 PROBLEMS = 400  # at 16 questions in flight and ~1 s a call: ~25 s of answering, interrupted early
 
 
-def _slow_pool(path: Path) -> Path:
-    pool = yaml.safe_load((REPO_ROOT / "deployments" / "pools" / "local.yaml").read_text())
-    for worker in pool["workers"]:
-        worker.setdefault("options", {})["latency_ms"] = {"median": 1000, "sigma": 0.1}
-    path.write_text(yaml.safe_dump(pool))
+def slow_pool(path: Path) -> Path:
+    """The local pool at ~1 s a call, written to `path`."""
+    path.write_text(yaml.safe_dump(local_pool(latency_ms=1000, sigma=0.1)))
     return path
 
 
@@ -46,11 +45,20 @@ def _flow_run_states(api_url: str) -> dict[str, str]:
     return asyncio.run(read())
 
 
-def _interrupt_while_answering(proc: subprocess.Popen) -> str:
+def interrupt_while_answering(proc: subprocess.Popen, *, group: bool = False) -> tuple[str, int]:
     """Wait until the evaluation's runs are written and its questions start, let some finish
-    (each call takes ~1 s, 16 in flight), send SIGINT, wait for the exit; the process's output."""
+    (each call takes ~1 s, 16 in flight), send SIGINT (to the process's whole group with `group`,
+    as a terminal does), wait for the exit. Returns the process's output and how many lines it
+    had printed when interrupted."""
     lines: list[str] = []
     answering = threading.Event()
+    interrupted_at: list[int] = []
+
+    def send(sig: signal.Signals) -> None:
+        if group:
+            os.killpg(proc.pid, sig)
+        else:
+            proc.send_signal(sig)
 
     def read() -> None:
         assert proc.stdout is not None
@@ -62,15 +70,16 @@ def _interrupt_while_answering(proc: subprocess.Popen) -> str:
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
     try:
-        assert answering.wait(timeout=300), "".join(lines)[-3000:]
+        assert answering.wait(timeout=400), "".join(lines)[-3000:]
         threading.Event().wait(5)
-        proc.send_signal(signal.SIGINT)
+        interrupted_at.append(len(lines))
+        send(signal.SIGINT)
         proc.wait(timeout=300)
     finally:
         if proc.poll() is None:
-            proc.kill()
+            send(signal.SIGKILL)
     reader.join(timeout=30)
-    return "".join(lines)
+    return "".join(lines), interrupted_at[0]
 
 
 def test_ctrl_c_during_an_evaluation_keeps_every_finished_question_and_cancels_the_runs(prefect_harness: Path,
@@ -85,9 +94,9 @@ def test_ctrl_c_during_an_evaluation_keeps_every_finished_question_and_cancels_t
     before = _flow_run_states(api_url)
     proc = subprocess.Popen(
         [str(CONDUCTOR), "eval", "-m", "template:single", "--problems", str(problems), "--pool",
-         str(_slow_pool(tmp_path / "slow.yaml")), "--db", str(db), "--no-mlflow", "--out", str(tmp_path / "out")],
+         str(slow_pool(tmp_path / "slow.yaml")), "--db", str(db), "--no-mlflow", "--out", str(tmp_path / "out")],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    output = _interrupt_while_answering(proc)
+    output, _ = interrupt_while_answering(proc)
     assert proc.returncode == 130, output[-3000:]
     said = re.findall(r"^interrupted: (\d+) questions recorded, runs cancelled$", output, flags=re.MULTILINE)
     assert len(said) == 1, output[-3000:]
@@ -135,9 +144,9 @@ def test_an_interrupt_without_the_commands_handler_still_stops_the_solves(prefec
     env = os.environ | {"CONDUCTOR_HOME": str(home), "PREFECT_HOME": str(home / "prefect"),
                         "PREFECT_API_URL": PREFECT_API_URL.value()}
     proc = subprocess.Popen(
-        [sys.executable, "-c", LEFT_BY_AN_INTERRUPT, str(problems), str(_slow_pool(tmp_path / "slow.yaml")), str(db),
+        [sys.executable, "-c", LEFT_BY_AN_INTERRUPT, str(problems), str(slow_pool(tmp_path / "slow.yaml")), str(db),
          str(tmp_path / "out")], env=env, cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    output = _interrupt_while_answering(proc)
+    output, _ = interrupt_while_answering(proc)
     assert proc.returncode != 0 and "KeyboardInterrupt" in output, output[-3000:]
     with TraceStore(db, read_only=True) as store:
         traces = store.query("SELECT count(*) AS n FROM traces WHERE depth = 0").to_pylist()[0]["n"]

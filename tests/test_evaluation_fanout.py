@@ -14,19 +14,16 @@ import yaml
 from conductor.data.synthetic import generate_bank
 from conductor.evaluation.config import EvalConfig
 from flows.evaluation import evaluation_flow  # at collection, as the other flow tests: Prefect's console
+from tests.local_pool import local_pool
 from warehouse.store import TraceStore        # handler then writes to pytest's stream, not a CliRunner's
 
-REPO = Path(__file__).resolve().parent.parent
 METHODS = ["single:sim-small", "template:chain"]
 
 
 @pytest.fixture(scope="module")
 def setup(prefect_harness: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
     d = tmp_path_factory.mktemp("fanout")
-    pool = yaml.safe_load((REPO / "deployments" / "pools" / "local.yaml").read_text())
-    for w in pool["workers"]:
-        w["options"]["latency_ms"] = {"median": 25, "sigma": 0.0}
-    (d / "pool.yaml").write_text(yaml.safe_dump(pool))
+    (d / "pool.yaml").write_text(yaml.safe_dump(local_pool(latency_ms=25)))
     problems = [p for p in generate_bank(40, seed=11) if p.domain in ("math", "choice")][:12]
     (d / "p.jsonl").write_text("".join(p.model_dump_json() + "\n" for p in problems))
     return {"dir": d, "pool": d / "pool.yaml", "problems": d / "p.jsonl"}

@@ -12,6 +12,7 @@ from PIL import Image
 from typer.testing import CliRunner
 
 from conductor.data.synthetic import generate_bank
+from conductor.simulation import SIMULATED_BANNER, simulated_note
 from warehouse import evaluation as wh
 from warehouse.store import TraceStore
 
@@ -37,7 +38,8 @@ def evaluated(prefect_harness: Path, tmp_path_factory: pytest.TempPathFactory) -
 
 def test_eval_prints_a_table_7_shaped_table_labelled_simulated(evaluated: dict) -> None:
     out = evaluated["output"]
-    assert "SIMULATED POOL" in out
+    assert f"evaluation {evaluated['id']}{simulated_note(True)}" in out and f"**{SIMULATED_BANNER}**" not in out
+    assert out.count(SIMULATED_BANNER) == 3  # the evaluation's line, the table's caption, the cost table's title
     assert "| method | synthetic_choice | synthetic_math | avg | $/question |" in out
     for name in ("single-sim-small", "moa", "reflect-sim-generalist", "oracle"):
         assert f"| {name}@local-simulated | " in out
@@ -88,7 +90,7 @@ def test_costs_command_reports_the_total_and_warns_on_old_prices(evaluated: dict
         # a run whose prices were checked long ago warns (once)
         store.con.execute("UPDATE runs SET params = json_merge_patch(params, ?) WHERE params->>'evaluation_id' = ?",
                           [json.dumps({"prices_checked": {"sim-small": "2020-01-01"}}), evaluated["id"]])
-    assert f"${total:.4f}" in res.output and "simulated pool" in res.output
+    assert f"${total:.4f} over " in res.output and SIMULATED_BANNER in res.output
     assert "warning: prices" not in res.output
     old = CliRunner().invoke(app, ["costs", "--run", evaluated["id"], "--db", str(evaluated["dir"] / "wh.duckdb")])
     assert old.output.count("warning: prices of sim-small were checked on 2020-01-01") == 1

@@ -18,7 +18,9 @@ from typer.testing import CliRunner
 
 from conductor.data.synthetic import generate_bank
 from conductor.evaluation.config import EvalConfig
+from conductor.simulation import SIMULATED_BANNER, simulated_note
 from flows.evaluation import evaluation_flow  # at collection, as the other flow tests (Prefect's logging)
+from tests.local_pool import local_pool
 from warehouse import evaluation as wh
 from warehouse.store import TraceStore
 
@@ -33,10 +35,8 @@ def reported(prefect_harness: Path, tmp_path_factory: pytest.TempPathFactory) ->
 
     d = tmp_path_factory.mktemp("report")
     tiny = build_tiny_causal_lm(d / "tiny", seed=0)
-    pool = yaml.safe_load((REPO / "deployments" / "pools" / "local.yaml").read_text())
+    pool = local_pool(latency_ms=5)
     pool["prices_checked"] = "2020-01-01"  # long ago: the run must warn, once
-    for w in pool["workers"]:
-        w["options"]["latency_ms"] = {"median": 5, "sigma": 0.0}
     (d / "pool.yaml").write_text(yaml.safe_dump(pool))
     bank = generate_bank(60, seed=4)
     problems = [p for p in bank if p.domain == "math"][:3] + [p for p in bank if p.domain == "choice"][:3]
@@ -152,8 +152,8 @@ def test_the_prefect_artifact_links_table_costs_plots_and_mlflow_run(reported: d
     assert len(arts) == 1
     md = arts[0].data
     run = _mlflow_run(reported["id"])
-    assert "SIMULATED POOL" in md and "| method | synthetic_choice | synthetic_math | avg | $/question |" in md
-    assert "Cost per method (SIMULATED POOL" in md and f"MLflow run: `{run.info.run_id}`" in md
+    assert md.startswith(f"**{SIMULATED_BANNER}**") and "| method | synthetic_choice | synthetic_math | avg | $/question |" in md
+    assert f"Cost per method{simulated_note(True)}" in md and f"MLflow run: `{run.info.run_id}`" in md
     for name in ("accuracy_vs_cost.png", "benchmark_bars.png", "worker_usage.png", "workflow_lengths.png"):
         assert f"]({(reported['dir'] / 'out' / name).resolve().as_uri()})" in md
 

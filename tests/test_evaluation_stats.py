@@ -12,6 +12,7 @@ from PIL import Image
 from conductor.evaluation import plots
 from conductor.evaluation.stats import mean_se, paired_bootstrap, repeat_accuracies
 from conductor.evaluation.table import RepeatScore, results_markdown
+from conductor.simulation import SIMULATED_BANNER
 
 
 def test_standard_error_matches_a_hand_computation() -> None:
@@ -43,7 +44,7 @@ def test_results_table_has_methods_benchmarks_average_and_the_simulated_label() 
     scores = [RepeatScore("single", "math", r, 10, c, 0.1) for r, c in enumerate([5, 7])]
     scores += [RepeatScore("single", "mmlu", r, 10, c, 0.3) for r, c in enumerate([8, 8])]
     md = results_markdown(scores, simulated=True)
-    assert md.startswith("SIMULATED POOL")
+    assert md.startswith(f"{SIMULATED_BANNER}. Accuracy %")
     assert "| method | math | mmlu | avg | $/question |" in md
     # math: 50, 70 -> 60.00 ± 10.00; mmlu 80 ± 0; avg of repeats (65, 75) -> 70.00 ± 5.00; $ (0.01 + 0.03)/2
     assert "| single | 60.00 ± 10.00 | 80.00 ± 0.00 | 70.00 ± 5.00 | 0.0200 |" in md

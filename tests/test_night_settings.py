@@ -178,7 +178,8 @@ def test_the_nightly_flow_takes_one_night_config() -> None:
 
 def test_one_definition_of_profile_default_pool_and_the_simulated_rule() -> None:
     """What `grep` finds: one `Profile =`, one path to local.yaml, one provider comparison with
-    "simulated" (conductor/workers/pool.py's `any_simulated`)."""
+    "simulated" (conductor/simulation.py's `is_simulated_worker`; tests/test_simulated_once.py
+    checks the rule and the banner by the syntax tree)."""
     sources = [p for d in ("conductor", "flows", "tasks", "server", "registry", "warehouse")
                for p in (REPO / d).rglob("*.py")]
     found: dict[str, list[str]] = {"profile": [], "pool": [], "rule": []}
@@ -189,7 +190,7 @@ def test_one_definition_of_profile_default_pool_and_the_simulated_rule() -> None
         found["pool"] += [rel] * len(re.findall(r"""["']local\.yaml["']""", text))
         found["rule"] += [rel] * len(re.findall(r"""provider\s*[!=]=\s*(["']simulated["']|SIMULATED_PROVIDER)""", text))
     assert found == {"profile": ["conductor/profiles.py"], "pool": ["conductor/config.py"],
-                     "rule": ["conductor/workers/pool.py", "conductor/workers/pool.py"]}, found
+                     "rule": ["conductor/simulation.py"]}, found
 
 
 def test_a_repeat_reseeds_simulated_workers_and_leaves_the_file_alone(tmp_path) -> None:

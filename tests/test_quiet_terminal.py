@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import logging
 
+from conductor.simulation import simulated_note
+from conductor.training.result import TrainResult
 from flows.terminal import HideCompletedTaskRuns
 from flows.training import chunk_line
 
@@ -24,10 +26,12 @@ def test_only_a_task_runs_completed_line_is_hidden() -> None:
 
 
 def test_a_chunk_is_one_line_with_its_mean_reward_and_kl() -> None:
-    chunk = {"steps": 50, "stop_reason": "chunk_end", "usd": 12.5,
-             "history": [{"step": 49.0, "reward": 0.5, "kl": 0.01}, {"step": 50.0, "reward": 0.7, "kl": 0.03}]}
+    chunk = TrainResult(model_dir="run/model", steps=50, stop_reason="chunk_end", usd=12.5, calls=400, rollouts=200,
+                        wall_s=60.0, history=[{"step": 49.0, "reward": 0.5, "kl": 0.01},
+                                              {"step": 50.0, "reward": 0.7, "kl": 0.03}], simulated=True)
     line = chunk_line(chunk, 200)
     assert "\n" not in line
     assert line.startswith("grpo step 50/200: reward 0.6, kl 0.02 (means over the chunk's 2 logged steps)")
-    assert "stop=chunk_end, spend $12.50" in line
-    assert "kl n/a" in chunk_line({**chunk, "history": [{"step": 1.0, "reward": 0.5}]}, 200)  # beta 0: no kl
+    assert line.endswith(f"stop=chunk_end, spend $12.50{simulated_note(True)}")
+    no_kl = chunk.model_copy(update={"history": [{"step": 1.0, "reward": 0.5}]})
+    assert "kl n/a" in chunk_line(no_kl, 200)  # beta 0: no kl

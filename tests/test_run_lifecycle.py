@@ -175,7 +175,7 @@ def test_a_cancellation_stops_a_solve_in_another_thread_and_keeps_what_finished(
     import time
 
     from conductor.data.bank import sample_problems
-    from tasks.solve import Cancellation, solve_problems
+    from tasks.solve import Cancellation, SolveRun, solve_problems
 
     pool = tmp_path / "slow.yaml"
     pool.write_text(re.sub(r"latency_ms: \{median: \d+", "latency_ms: {median: 1500",
@@ -188,7 +188,7 @@ def test_a_cancellation_stops_a_solve_in_another_thread_and_keeps_what_finished(
 
     def solve() -> None:
         try:
-            solve_problems.fn(problems, method, "r", db_path=str(db), batch_size=1, cancellation=cancellation)
+            solve_problems.fn(problems, method, SolveRun(run_id="r", db_path=str(db), batch_size=1), cancellation=cancellation)
         except BaseException as exc:  # noqa: BLE001 - the test inspects it
             outcome.append(exc)
 
@@ -208,7 +208,8 @@ def test_a_cancellation_stops_a_solve_in_another_thread_and_keeps_what_finished(
     # Stopped, a solve that starts now (a task still waiting for a thread) answers nothing.
     assert cancellation.stopped
     with pytest.raises(asyncio.CancelledError):
-        solve_problems.fn(problems, method, "r2", db_path=str(db), batch_size=1, cancellation=cancellation)
+        solve_problems.fn(problems, method, SolveRun(run_id="r2", db_path=str(db), batch_size=1),
+                          cancellation=cancellation)
     with TraceStore(db) as store:
         assert store.query("SELECT count(*) FROM traces WHERE run_id = 'r2'").column(0)[0].as_py() == 0
 

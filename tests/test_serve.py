@@ -5,8 +5,6 @@ the planner the template stand-in; traces go through staging into a real DuckDB 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import httpx
 import openai
 import pytest
@@ -15,21 +13,17 @@ from server.build import build_app
 from server.config import ServeConfig
 from server.guards import KeyRing
 from server.running import running_server
+from tests.local_pool import ASK, POOL, served_local_pool
 from warehouse.staging import ingest_staged
 from warehouse.store import TraceStore
 
-REPO = Path(__file__).resolve().parent.parent
-POOL = REPO / "deployments" / "pools" / "local.yaml"
 KEY = "sk-test-serve-0123456789"
-ASK = [{"role": "user", "content": "What is 17 * 3?"}]
 
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
     home = tmp_path_factory.mktemp("serve")
-    config = ServeConfig(pool_file=POOL, staging_dir=home / "staging", warehouse_path=home / "wh.duckdb",
-                         flush_interval_s=0.1, max_body_bytes=20_000, registry_uri=f"sqlite:///{home / 'none.db'}")
-    with running_server(build_app(config, KeyRing([KEY, "sk-other"]))) as url:
+    with served_local_pool(home, [KEY, "sk-other"], max_body_bytes=20_000) as url:
         yield url, home
 
 

@@ -7,7 +7,6 @@ at high: conductor/planners.py EFFORT_SHAPES)."""
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 from typing import get_args
 
 import openai
@@ -19,23 +18,14 @@ from conductor.planners import TemplatePlanner
 from conductor.prompts import conductor_messages
 from conductor.workers.pool import read_pool_file
 from conductor.workflow import Workflow, parse
-from server.build import build_app
-from server.config import ServeConfig
-from server.guards import KeyRing
-from server.running import running_server
+from tests.local_pool import ASK, POOL, served_local_pool
 
-REPO = Path(__file__).resolve().parent.parent
-POOL = REPO / "deployments" / "pools" / "local.yaml"
 KEY = "sk-test-effort-0123456789"
-ASK = [{"role": "user", "content": "What is 17 * 3?"}]
 
 
 @pytest.fixture(scope="module")
 def client(tmp_path_factory):
-    home = tmp_path_factory.mktemp("serve-effort")
-    config = ServeConfig(pool_file=POOL, staging_dir=home / "staging", warehouse_path=home / "wh.duckdb",
-                         flush_interval_s=0.1, registry_uri=f"sqlite:///{home / 'none.db'}")
-    with running_server(build_app(config, KeyRing([KEY]))) as url:
+    with served_local_pool(tmp_path_factory.mktemp("serve-effort"), [KEY]) as url:
         yield openai.OpenAI(base_url=url + "/v1", api_key=KEY, max_retries=0)
 
 

@@ -6,13 +6,13 @@ reach the warehouse, and one model is registered."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import mlflow
 
 from conductor.training.config import local_profile
 from conductor.training.problems import bank_splits, take_per_domain
+from conductor.training.result import TrainResult
 from conductor.training.warm import warm_started_tiny
 from tests.test_training_flow import _messages
 from warehouse.store import TraceStore
@@ -46,10 +46,10 @@ def test_each_chunk_runs_under_accelerate_on_two_processes(tmp_path, prefect_har
                        for step, why in ((1, "chunk_end"), (2, "max_steps"))}, stepped
     # The second chunk resumed: its checkpoint holds both steps' optimizer history, and it started at step 1.
     assert sorted(p.name for p in out.glob("checkpoint-*")) == ["checkpoint-1", "checkpoint-2"]
-    first = json.loads((out / "chunks" / "to-step-1.result.json").read_text())
-    second = json.loads((out / "chunks" / "to-step-2.result.json").read_text())
-    assert (first["world_size"], second["world_size"]) == (2, 2)
-    assert [r["step"] for r in first["history"]] == [1] and [r["step"] for r in second["history"]] == [2]
+    first = TrainResult.from_json((out / "chunks" / "to-step-1.result.json").read_text())
+    second = TrainResult.from_json((out / "chunks" / "to-step-2.result.json").read_text())
+    assert (first.world_size, second.world_size) == (2, 2)
+    assert [r["step"] for r in first.history] == [1] and [r["step"] for r in second.history] == [2]
     # One model registered, from the last chunk's directory.
     client = mlflow.MlflowClient(uri)
     assert [str(v.version) for v in client.search_model_versions("name='conductor'")] == [registered.version]

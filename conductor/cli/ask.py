@@ -54,11 +54,11 @@ def default_workflow(pool: Pool, shape: Shape | None = None) -> Workflow:
     return template_workflow(shape, workers)
 
 
-def known_problems(pool_file: Path) -> list[Problem]:
+def known_problems(simulated: bool) -> list[Problem]:
     """The problems a question is looked up in (for its kind and gold answer): the samples, plus
-    the generated bank when the pool has simulated workers (they answer only problems they know)."""
+    the generated bank when the pool is simulated (its workers answer only problems they know)."""
     problems = sample_problems()
-    if read_pool_file(pool_file).simulated:
+    if simulated:
         from conductor.data.synthetic import generate_bank
 
         problems = [*problems, *generate_bank()]
@@ -118,16 +118,17 @@ def ask(
 
             planner = ModelPlanner.from_directory(resolve_conductor(conductor))
         pool_path = pool_file or settings.pool_file
-        bank = known_problems(pool_path)
+        loaded = read_pool_file(pool_path)  # the pool, read once: its workers and whether it is simulated
+        bank = known_problems(loaded.simulated)
         known = next((p for p in bank if question.strip() in (p.question.strip(), p.task_text.strip())), None)
         task = Task.of(known) if known else Task.adhoc(question, domain)  # type: ignore[arg-type]
         real = None
-        if known is None and pool_file is None and plan is None and read_pool_file(pool_path).simulated:
+        if known is None and pool_file is None and plan is None and loaded.simulated:
             real = real_fallback(bank)
         if real is not None:
             pool_path, pool = real
         else:
-            pool = Pool.load(pool_path, BuildContext(problems=bank))
+            pool = Pool.from_specs(loaded.workers, BuildContext(problems=bank))
         if exclude:
             pool = pool.without(exclude)
         if real is not None:  # after every check: a refused command prints its one error line only

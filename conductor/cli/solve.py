@@ -12,6 +12,7 @@ from rich.table import Table
 from conductor.cli.common import console, user_errors
 from conductor.config import load_settings
 from conductor.data.bank import ProblemFileError, load_problems, sample_problems
+from conductor.simulation import simulated_note
 from conductor.config import ExecutionConfig
 from conductor.methods import Method
 from conductor.planners import DEFAULT_SHAPE, SHAPES, TemplatePlanner
@@ -79,7 +80,7 @@ def solve(
     if out:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text("".join(t.model_dump_json() + "\n" for t in traces))
-    title = f"{method.name}" + (" (simulated pool: an environment, not a benchmark)" if method.simulated else "")
+    title = f"{method.name}{simulated_note(method.simulated)}"
     console.print(summary_table(summarize(traces), title))
     console.print(f"run {run_id}: {len(traces)} problems over pool {', '.join(pool.ids)}")
 

@@ -8,6 +8,8 @@ import typer
 
 from conductor.cli.common import console
 from conductor.config import Settings
+from conductor.simulation import simulated_note
+from conductor.training.result import TrainResult
 
 
 def train(
@@ -73,21 +75,19 @@ def train(
         if estimate_only:
             return
     with user_errors(SimulatedPoolRefused, PoolError):
-        refuse_accidental_simulation(profile, {"training": (Path(config.pool_file),
-                                                            read_pool_file(config.pool_file).simulated)},
+        pool = read_pool_file(config.pool_file)  # the run's pool, read once: the refusal and the row read it
+        simulated = pool.simulated
+        refuse_accidental_simulation(profile, {"training": (Path(config.pool_file), simulated)},
                                      allow_simulated or settings.allow_simulated)
     _run(config, resume=resume, track=track, warehouse=warehouse, compare=compare, result_file=result_file,
-         run_id=run_id)
+         run_id=run_id, simulated=simulated)
 
 
-def _sink(config, run_id: str | None):  # noqa: ANN001, ANN202
+def _sink(config, run_id: str | None, simulated: bool):  # noqa: ANN001, ANN202
     """The warehouse's rollout sink, found through the `conductor.training_sinks` entry point."""
     import os
     from importlib.metadata import entry_points
 
-    from conductor.workers.pool import read_pool_file
-
-    simulated = read_pool_file(config.pool_file).simulated
     rank = {"run_id": run_id, "rank": int(os.environ.get("RANK", "0"))} if run_id else {}
     for ep in entry_points(group="conductor.training_sinks"):
         if ep.name == "warehouse":
@@ -97,11 +97,10 @@ def _sink(config, run_id: str | None):  # noqa: ANN001, ANN202
     return None
 
 
-def _write_result(result, path: Path) -> None:  # noqa: ANN001 - a TrainResult
-    """Every rank says how far it stepped (the launch's log shows each); rank 0 writes the result."""
-    import json
+def write_result(result: TrainResult, path: Path) -> None:
+    """Every rank says how far it stepped (the launch's log shows each); rank 0 writes the result
+    (with the launch's world size) for tasks/launch.py to read back as a TrainResult."""
     import os
-    from dataclasses import asdict
 
     rank, world = int(os.environ.get("RANK", "0")), int(os.environ.get("WORLD_SIZE", "1"))
     # One write(2) per line: the ranks share the launch's stdout pipe, and print() under
@@ -110,13 +109,12 @@ def _write_result(result, path: Path) -> None:  # noqa: ANN001 - a TrainResult
     if rank == 0:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(asdict(result) | {"model_dir": str(result.model_dir), "world_size": world},
-                                  default=str), encoding="utf-8")
+        tmp.write_text(result.model_copy(update={"world_size": world}).to_json(), encoding="utf-8")
         tmp.replace(path)
 
 
 def _run(config, *, resume: bool, track: bool, warehouse: bool, compare: int, result_file: Path | None = None,  # noqa: ANN001
-         run_id: str | None = None) -> None:
+         run_id: str | None = None, simulated: bool) -> None:
     import os
 
     from tqdm import tqdm
@@ -145,7 +143,7 @@ def _run(config, *, resume: bool, track: bool, warehouse: bool, compare: int, re
     def on_step(row: dict[str, float]) -> None:
         if not interactive:  # launched by a nightly chunk: lines its task's log can show
             figures = " ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items())
-            os.write(1, f"grpo {figures}\n".encode())  # one write per line, as _write_result says
+            os.write(1, f"grpo {figures}\n".encode())  # one write per line, as write_result says
             return
         if "GRPO" not in bars:  # made at the first step, so its rate and ETA leave the warm start out
             if "warm" in bars:
@@ -158,7 +156,7 @@ def _run(config, *, resume: bool, track: bool, warehouse: bool, compare: int, re
         bar.refresh()
 
     tracker = discover_tracker() if track else None
-    sink = _sink(config, run_id) if warehouse else None
+    sink = _sink(config, run_id, simulated) if warehouse else None
     try:
         outcome = run_training(config, resume=resume, on_step=on_step, tracker=tracker, sink=sink,
                                on_log=on_log if interactive else None)
@@ -172,10 +170,10 @@ def _run(config, *, resume: bool, track: bool, warehouse: bool, compare: int, re
         bar.close()
     r = outcome.result
     if result_file is not None:
-        _write_result(r, result_file)
+        write_result(r, result_file)
         return
     console.print(f"stopped: {r.stop_reason} after {r.steps} steps, {r.wall_s:.0f} s; worker spend ${r.usd:.2f} "
-                  f"({r.calls} calls)")
+                  f"({r.calls} calls){simulated_note(r.simulated)}")
     if r.best_eval_accuracy is not None:
         console.print(f"held-out accuracy (best, step {r.best_step}): {r.best_eval_accuracy:.3f}")
     console.print(f"model: {r.model_dir}")

@@ -25,9 +25,9 @@ from collections.abc import Callable, Sequence
 
 from conductor.prompts import prompt_task
 from conductor.planners import worker_indices
+from conductor.simulation import is_simulated_worker
 from conductor.types import Message, Usage, WorkerSpec
 from conductor.workers.base import Completion
-from conductor.workers.pool import any_simulated
 from conductor.workflow import ALL, Access, Workflow, render
 
 REFLECT_ROUNDS = 5
@@ -184,7 +184,7 @@ class OraclePlanner:
 
     @staticmethod
     def check_pool(offered: Sequence[WorkerSpec]) -> None:
-        real = [s.id for s in offered if not s.is_conductor and not any_simulated([s])]
+        real = [s.id for s in offered if not s.is_conductor and not is_simulated_worker(s)]
         if real:
             raise BaselineError(f"oracle exists only in simulation; {', '.join(real)} is not a simulated worker")
 

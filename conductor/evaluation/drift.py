@@ -16,6 +16,8 @@ from typing import Literal
 
 import numpy as np
 
+from conductor.simulation import simulated_note
+
 Metric = Literal["accuracy", "failure_rate", "latency_s"]
 # which way is worse: accuracy falls, failures and latency rise
 WORSE: dict[Metric, int] = {"accuracy": -1, "failure_rate": 1, "latency_s": 1}
@@ -126,7 +128,7 @@ def flagged(shifts: Sequence[Shift]) -> list[str]:
 
 def drift_markdown(shifts: Sequence[Shift], tonight: str, previous: str | None, simulated: bool) -> str:
     """The artifact: which workers moved, then every figure compared."""
-    label = " (SIMULATED pool: an environment, not a benchmark)" if simulated else ""
+    label = simulated_note(simulated)
     if previous is None:
         return f"# Worker drift{label}\n\nEvaluation {tonight}: no earlier night to compare with.\n"
     moved = flagged(shifts)

@@ -15,6 +15,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from conductor.shapes import STRATEGY_GROUPS, parse_share_metric, strategy_group  # noqa: E402
+from conductor.simulation import simulated_note  # noqa: E402
 
 SIZE_IN = (8.0, 5.0)
 DPI = 100  # 800 x 500 px
@@ -58,7 +59,7 @@ def shares_from_metrics(rows: Sequence[Mapping[str, float]]) -> list[ShapeShare]
 
 
 def _save(fig: plt.Figure, path: Path, title: str, simulated: bool) -> Path:
-    fig.suptitle(title + ("  (SIMULATED pool)" if simulated else ""), fontsize=11)
+    fig.suptitle(title + simulated_note(simulated), fontsize=11)
     if fig.get_layout_engine() is None:  # a tall figure brings constrained layout, which keeps the title clear
         fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -5,15 +5,28 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from conductor.evaluation import plots
 from conductor.evaluation.stats import mean_se, paired_bootstrap
 from conductor.evaluation.table import RepeatScore, results_markdown, usd_per_question
+from conductor.simulation import SIMULATED_BANNER, simulated_note
 
 Rows = Sequence[Mapping[str, Any]]
 PLOT_FILES = ("accuracy_vs_cost.png", "benchmark_bars.png", "worker_usage.png", "workflow_lengths.png")
+
+
+@dataclass(frozen=True)
+class EvaluationReport:
+    """What a finished evaluation reports, as one value: the flow writes it, MLflow logs it
+    (tasks/evaluation.py's `log_evaluation`) and the Prefect artifact shows it."""
+
+    table_markdown: str  # the results table (results.md)
+    costs_markdown: str  # the cost table (costs.md)
+    plots: tuple[str, ...]  # the plot files written
+    simulated: bool  # whether the pool was simulated (its banner heads every part)
 
 
 def scores_of(rows: Rows) -> list[RepeatScore]:
@@ -145,7 +158,7 @@ def costs_markdown(by_benchmark: Rows, by_worker: Rows, *, simulated: bool) -> s
             unknown.add(str(r["method"]))
         m["usd"] += float(r["cost_usd"] or 0.0)  # the known part (shown as "≥" when some is unknown)
     own = conductor_generation_usd(by_worker)
-    title = "Cost per method" + (" (SIMULATED POOL: simulated dollars, not a bill)" if simulated else "")
+    title = "Cost per method" + simulated_note(simulated)  # simulated dollars, not a bill
     lines = [title, "", "| method | questions | calls | tokens | $ total | $/question | $/correct | Conductor's own $ |",
              "|---|---|---|---|---|---|---|---|"]
     for method, m in per.items():
@@ -159,17 +172,16 @@ def costs_markdown(by_benchmark: Rows, by_worker: Rows, *, simulated: bool) -> s
     return "\n".join(lines) + "\n"
 
 
-def artifact_markdown(table: str, costs: str, plots: Sequence[Path], out_dir: Path,
-                      mlflow_run: Mapping[str, str] | None, *, simulated: bool) -> str:
+def artifact_markdown(report: EvaluationReport, out_dir: Path, mlflow_run: Mapping[str, str] | None) -> str:
     """The Prefect artifact: the results table, the cost table, links to the plots and the MLflow run."""
-    head = "**SIMULATED POOL**: these figures describe the simulation, never a model.\n\n" if simulated else ""
-    links = "\n".join(f"- [{p.name}]({p.resolve().as_uri()})" for p in plots)
+    head = f"**{SIMULATED_BANNER}**\n\n" if report.simulated else ""
+    links = "\n".join(f"- [{Path(p).name}]({Path(p).resolve().as_uri()})" for p in report.plots)
     run = ""
     if mlflow_run:
         run = (f"\n\nMLflow run: `{mlflow_run['run_id']}` (experiment `{mlflow_run['experiment']}`,"
                f" tracking `{mlflow_run['tracking_uri']}`); plots also at [{mlflow_run['artifact_uri']}/plots]"
                f"({mlflow_run['artifact_uri']}/plots)")
-    return (f"{head}{table}\n{costs}\nPlots{' (simulated)' if simulated else ''} ({out_dir}):\n\n{links}{run}\n")
+    return f"{head}{report.table_markdown}\n{report.costs_markdown}\nPlots ({out_dir}):\n\n{links}{run}\n"
 
 
 def outage_lines(rows: Rows) -> list[str]:

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from conductor.evaluation.stats import MeanSE, mean_se
+from conductor.simulation import SIMULATED_BANNER
 
 
 @dataclass(frozen=True)
@@ -82,5 +83,5 @@ def results_markdown(scores: Sequence[RepeatScore], *, simulated: bool) -> str:
     caption = (f"Accuracy % (mean ± standard error over {repeats} repeat{'s' if repeats != 1 else ''});"
                " $/question averaged over benchmarks.")
     if simulated:
-        caption = "SIMULATED POOL: an environment, not a benchmark result. " + caption
+        caption = f"{SIMULATED_BANNER}. " + caption
     return caption + "\n\n" + "\n".join(lines) + "\n"

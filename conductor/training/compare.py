@@ -16,6 +16,7 @@ from pathlib import Path
 
 from conductor.data.schema import Problem
 from conductor.models.tiny import load_tokenizer
+from conductor.simulation import simulated_note
 from conductor.training.dataset import PoolSampling, PromptRow, build_rows, training_pool
 from conductor.training.evaluate import EvalResult, evaluate_policy, score_texts
 from conductor.workers.pool import Pool
@@ -123,7 +124,7 @@ def comparison_lines(trained: EvalResult, base: Baselines, *, label: str = "trai
     assert base.oracle is not None
     verdict = "beats" if trained.accuracy > best.accuracy else "does NOT beat"
     return [
-        f"held-out ({len(base.rows)} problems of the generated bank; simulated pool figures describe the simulation):",
+        f"held-out ({len(base.rows)} problems of the generated bank){simulated_note(base.pool.simulated)}:",
         f"  {label}: accuracy {trained.accuracy:.3f}, format {trained.format_rate:.2f}, "
         f"{trained.calls_per_question:.2f} calls and {trained.usd_text} per question",
         f"  best single worker ({name}): {best.accuracy:.3f}; per-domain oracle: {base.oracle.accuracy:.3f}",

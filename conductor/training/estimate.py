@@ -7,7 +7,8 @@ import math
 from dataclasses import dataclass
 
 from conductor.training.config import ConductorTrainingConfig
-from conductor.workers.pool import any_simulated, read_pool_file
+from conductor.simulation import is_simulated_worker
+from conductor.workers.pool import read_pool_file
 from conductor.workers.registry import CONDUCTOR_PROVIDER
 
 
@@ -73,7 +74,7 @@ def estimate(
     rollouts_per_step = config.per_device_train_batch_size * config.gradient_accumulation_steps * max(1, config.world_size)
     rollouts = config.max_steps * rollouts_per_step
     calls = round(rollouts * calls_per_rollout * (1 + config.recursion_fraction))
-    if workers and not [w for w in workers if not any_simulated([w])]:
+    if workers and all(is_simulated_worker(w) for w in workers):
         # no real worker's latency bounds the step: only simulated waits, which the scale scales
         workers_per_step_s *= config.simulated_latency_scale
     real = config.warm_start_from is not None  # the small-real profile: the 135M model on a CPU

@@ -8,7 +8,6 @@ import logging
 import time
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,7 @@ from conductor.training.callbacks import (BudgetCallback, HeldOutEval, RewardSta
 from conductor.training.config import ConductorTrainingConfig, apply_torch_threads, effort_rates, lora_config
 from conductor.training.dataset import PoolSampling, build_rows, to_dataset, training_pool
 from conductor.training.policy import TransformersPolicy
+from conductor.training.result import TrainResult
 from conductor.training.reward import TraceSink, WorkflowReward
 from conductor.training.sft import save_merged
 
@@ -43,26 +43,6 @@ class TiedHeadIsNotMissing(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         return record.getMessage() != self.LINE
-
-
-@dataclass
-class TrainResult:
-    """What a run leaves: the final model dir (the best held-out one when early stopping kept
-    one), why it stopped, and its per-step and held-out histories."""
-
-    model_dir: Path
-    steps: int
-    stop_reason: str  # "max_steps" | "chunk_end" (config.stop_at_step) | "budget" | "early_stopping"
-    usd: float
-    calls: int
-    rollouts: int
-    wall_s: float
-    history: list[dict[str, float]] = field(default_factory=list)
-    eval_history: list[dict[str, float]] = field(default_factory=list)
-    best_eval_accuracy: float | None = None
-    best_step: int | None = None
-    samples: list[dict[str, str]] = field(default_factory=list)
-    time_split: dict[str, float] = field(default_factory=dict)  # totals over the run, see StepTimer
 
 
 class StepTimer:
@@ -233,6 +213,7 @@ def train_grpo(
         rollouts=rollouts, wall_s=time.perf_counter() - t0, history=log.rows,
         eval_history=held_out.history, best_eval_accuracy=held_out.best, best_step=held_out.best_step,
         samples=sample_rows(held_out.last.traces if held_out.last else (), eval_rows), time_split=timer.split(),
+        simulated=pool.simulated,
     )
 
 

@@ -11,7 +11,8 @@ from typing import Any
 
 from conductor.data.schema import Problem
 from conductor.training.config import ConductorTrainingConfig
-from conductor.training.grpo import TrainResult, train_grpo
+from conductor.training.grpo import train_grpo
+from conductor.training.result import TrainResult
 from conductor.training.problems import bank_splits, split_problems
 from conductor.training.reward import TraceSink
 from conductor.training.tracking import TrackerFactory
@@ -73,7 +74,8 @@ def run_training(
     if tracker is None:
         result = train_grpo(config, train, held_out, resume=resume, sink=sink, on_step=on_step, on_log=on_log)
         return RunOutcome(result=result)
-    with tracker(config.to_dict(), simulated=read_pool_file(config.pool_file).simulated) as run:
+    pool = read_pool_file(config.pool_file)  # the run's pool as it starts: the tracker labels the run by it
+    with tracker(config.to_dict(), simulated=pool.simulated) as run:
         def step(row: dict[str, float]) -> None:
             run.log_step(row)
             if on_step is not None:

@@ -25,23 +25,12 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
+from conductor.simulation import any_simulated, is_simulated_worker
 from conductor.types import WorkerSpec
-
 from conductor.workers.base import Worker
 from conductor.workers.breaker import Breaker, Breakers
 from conductor.workers.pricing import lookup
 from conductor.workers.registry import BuildContext, factory_for
-
-SIMULATED_PROVIDER = "simulated"
-
-
-def any_simulated(specs: Iterable[WorkerSpec]) -> bool:
-    """THE rule for "is this pool simulated", the one definition that every label, refusal and
-    `runs.simulated` reads (through `PoolFile.simulated`, `Pool.simulated`, `Method.simulated`):
-    simulated when ANY worker is, since one simulated worker's answers make the pool's figures
-    describe a simulation, not models. It is asked of the workers offered: a Method offering a
-    real sub-pool of a mixed file is real."""
-    return any(w.provider == SIMULATED_PROVIDER for w in specs)
 
 
 class PoolError(ValueError):
@@ -85,7 +74,7 @@ class PoolFile(BaseModel):
 
     @property
     def simulated(self) -> bool:
-        """Whether a run on this pool is simulated (`any_simulated`)."""
+        """Whether a run on this pool is simulated (conductor/simulation.py's rule)."""
         return any_simulated(self.workers)
 
     @property
@@ -123,7 +112,7 @@ class PoolFile(BaseModel):
         if shift == 0 or not self.simulated:
             return self
         workers = [w.model_copy(update={"options": {**w.options, "seed": int(w.options.get("seed", 0)) + shift}})
-                   if w.provider == SIMULATED_PROVIDER else w for w in self.workers]
+                   if is_simulated_worker(w) else w for w in self.workers]
         return self.model_copy(update={"workers": workers})
 
 

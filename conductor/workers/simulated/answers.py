@@ -10,12 +10,12 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
-import threading
 from collections.abc import Sequence
 
 from conductor.data.schema import Problem
 from conductor.verify import extract_code, verify
 from conductor.verify.choice import committed_letter
+from conductor.verify.memo import VerdictCache
 from conductor.answers import final_answer, last_boxed
 from conductor.workers.simulated.latent import unit
 
@@ -73,8 +73,13 @@ def extract_answer(problem: Problem, text: str) -> str | None:
 
 # ---- verdicts, cached: the simulated pool writes few distinct answers per problem ----
 
-_verdicts: dict[str, bool] = {}
-_verdict_lock = threading.Lock()
+# The simulated pool's own verdicts, an LRU of this many (a verdict is a few hundred bytes, so
+# ~1-2 MB at most): a GRPO run over the whole bank meets ~4 distinct answers per problem, so 8192
+# keeps a 2,000-problem bank's without growing with the run's length. Unlike the verifier's memo
+# (conductor/verify/memo.py, which skips a verdict the machine's load may have made), it keeps
+# every verdict, so a worker's answer is graded the same way for the rest of the process.
+SIMULATED_VERDICTS_KEPT = 8192
+SIMULATED_VERDICTS = VerdictCache(maxsize=SIMULATED_VERDICTS_KEPT)
 
 
 def _grading_key(problem: Problem, value: str) -> str:
@@ -87,15 +92,13 @@ def _grading_key(problem: Problem, value: str) -> str:
 
 def verdict_of(problem: Problem, value: str) -> bool:
     """Is `value` right, by the project's real verifier (code runs in the sandbox)? Cached by
-    hash of (problem grading data, value)."""
+    hash of (problem grading data, value) in `SIMULATED_VERDICTS` (bounded)."""
     key = _grading_key(problem, value)
-    with _verdict_lock:
-        if key in _verdicts:
-            return _verdicts[key]
-    ok = verify(problem, render_answer(problem, value)).correct
-    with _verdict_lock:
-        _verdicts[key] = ok
-    return ok
+    if (hit := SIMULATED_VERDICTS.get(key)) is not None:
+        return hit.correct
+    verdict = verify(problem, render_answer(problem, value))
+    SIMULATED_VERDICTS.put(key, verdict)
+    return verdict.correct
 
 
 def is_right(problem: Problem, value: str | None) -> bool:
