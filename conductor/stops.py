@@ -16,9 +16,12 @@ them (a fraction of a second) and is delivered when the block ends."""
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
+import sys
 import threading
 from collections.abc import Iterator
+from typing import Any
 
 HELD = (signal.SIGINT, signal.SIGTERM)
 
@@ -57,3 +60,30 @@ def signals_held(signals: tuple[int, ...] = HELD) -> Iterator[None]:
             signal.signal(s, signal.SIG_DFL if handler is None else handler)
         for s in dict.fromkeys(received):
             signal.raise_signal(s)
+
+
+@contextlib.contextmanager
+def stops_not_swallowed() -> Iterator[None]:
+    """A signal handler that raises (Ctrl-C's KeyboardInterrupt; Prefect's TerminationSignal for a
+    SIGTERM) runs wherever the main thread is, a finalizer (`__del__`) included, and Python drops
+    what a finalizer raises ("Exception ignored in ..."): the stop was lost, and a night trained on
+    after its SIGTERM. Inside this block such a stop's signal is sent again, a moment later (sent
+    from the hook, its handler would run inside the hook, which drops what it raises too), and
+    again if that one lands in a finalizer; anything else dropped there is reported as before."""
+    previous = sys.unraisablehook
+
+    def hook(unraisable: Any) -> None:
+        exc = unraisable.exc_value
+        signum = signal.SIGINT if isinstance(exc, KeyboardInterrupt) else getattr(exc, "signal", None)
+        if is_stop(exc) and isinstance(signum, int):
+            again = threading.Timer(0.1, os.kill, (os.getpid(), signum))
+            again.daemon = True
+            again.start()
+        else:
+            previous(unraisable)
+
+    sys.unraisablehook = hook
+    try:
+        yield
+    finally:
+        sys.unraisablehook = previous

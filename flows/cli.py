@@ -201,14 +201,15 @@ def nightly(
 
     from prefect.exceptions import CancelledRun, TerminationSignal
 
-    from conductor.stops import stop_of
+    from conductor.stops import stop_of, stops_not_swallowed
 
     quiet_terminal()  # one line per stage and per GRPO chunk, not one per finished task
     # Ctrl-C or SIGTERM at any stage: every run the night opened ends `cancelled`, what finished
     # is kept (docs/nightly.md, "An interrupted night"), and one line says so; rc 128 + signal.
     received: list[int] = []
     with user_errors(MethodSpecError, PoolError, ValueError, FileNotFoundError, PrefectServerError), \
-            tied_prefect_server(), ctrl_c_stops_solving((signal.SIGINT, signal.SIGTERM), received) as cancellation:
+            tied_prefect_server(), stops_not_swallowed(), \
+            ctrl_c_stops_solving((signal.SIGINT, signal.SIGTERM), received) as cancellation:
         try:
             summary = nightly_flow(config, cancellation=cancellation)
         except BaseException as exc:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,7 +16,7 @@ import mlflow
 import pytest
 from prefect.exceptions import TerminationSignal
 
-from conductor.stops import signals_held
+from conductor.stops import signals_held, stops_not_swallowed
 from registry.runs import TrainingRun
 from tasks.stops import unless_stopped
 from warehouse import TraceStore
@@ -52,6 +53,20 @@ def _an_error_while_stopping() -> ValueError:
             raise ValueError("Task run is not set")  # noqa: B904 - as Prefect raises it
         except ValueError as exc:
             return exc
+
+
+class _Finalized:
+    def __del__(self) -> None:
+        raise KeyboardInterrupt  # as a Ctrl-C handler raises when the signal lands in a finalizer
+
+
+def test_a_stop_that_a_finalizer_swallowed_is_sent_again(ctrl_c_raises: None) -> None:
+    """Seen: Prefect's TerminationSignal for a SIGTERM raised inside an asyncio transport's
+    `__del__`, dropped by Python ("Exception ignored in ..."), and the night trained on."""
+    with pytest.raises(KeyboardInterrupt):
+        with stops_not_swallowed():
+            _Finalized()  # dropped at once: its __del__ raises, and Python ignores what it raises
+            threading.Event().wait(5)  # the signal sent again (0.1 s later) interrupts the wait
 
 
 @pytest.mark.parametrize(("stop", "status"), [
