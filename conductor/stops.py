@@ -11,7 +11,8 @@ fails as it records the crash ("ValueError: Task run is not set", with the stop 
 
 `signals_held` is for the other side: a handful of registry writes that only mean something
 together (a champion alias and its recorded decision). A Ctrl-C that arrives inside waits for
-them (a fraction of a second) and is delivered when the block ends."""
+them (a fraction of a second) and is delivered when the block ends. `stops_not_swallowed` keeps
+a stop that a finalizer's `__del__` swallowed from being lost."""
 
 from __future__ import annotations
 
