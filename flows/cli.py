@@ -83,28 +83,35 @@ def run(
 
 
 @contextlib.contextmanager
-def ctrl_c_stops_solving() -> Iterator[Cancellation]:
+def ctrl_c_stops_solving(signals: tuple[int, ...] = (signal.SIGINT,),
+                         received: list[int] | None = None) -> Iterator[Cancellation]:
     """The command's cancellation, for its flow to hand to its solves: the first Ctrl-C cancels
     the solves in progress (they may run in other threads, where a KeyboardInterrupt would never
     reach them) and starts no new one, so the flow writes what finished, marks its runs
     cancelled and ends; with no solve running it interrupts at once, as does a second Ctrl-C (a
     Prefect API that is gone can keep a flow reporting its state for minutes: that is the way
     out; the process no longer ends itself after a grace, which lost trace batches still being
-    written)."""
+    written). `signals`: those that act as Ctrl-C (a SIGTERM too, for `conductor nightly`; while
+    a flow runs, Prefect's own SIGTERM handler comes first); each one received is appended to
+    `received`."""
     from tasks.solve import Cancellation
 
     cancellation = Cancellation()
 
     def handler(signum: int, frame: object) -> None:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+        if received is not None:
+            received.append(signum)
+        for s in signals:
+            signal.signal(s, signal.default_int_handler)
         if not cancellation.stop():
             raise KeyboardInterrupt
 
-    previous = signal.signal(signal.SIGINT, handler)
+    previous = {s: signal.signal(s, handler) for s in signals}
     try:
         yield cancellation
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for s, h in previous.items():
+            signal.signal(s, h)
 
 
 def ensure_prefect_home() -> None:
@@ -193,14 +200,29 @@ def nightly(
     from flows.prefect_server import PrefectServerError, tied_prefect_server
     from flows.terminal import quiet_terminal
 
+    from prefect.exceptions import CancelledRun, TerminationSignal
+
+    from conductor.stops import stop_of, stops_not_swallowed
+
     quiet_terminal()  # one line per stage and per GRPO chunk, not one per finished task
+    # Ctrl-C or SIGTERM at any stage: every run the night opened ends `cancelled`, what finished
+    # is kept (docs/nightly.md, "An interrupted night"), and one line says so; rc 128 + signal.
+    received: list[int] = []
     with user_errors(MethodSpecError, PoolError, ValueError, FileNotFoundError, PrefectServerError), \
-            tied_prefect_server(), ctrl_c_stops_solving():
+            tied_prefect_server(), stops_not_swallowed(), \
+            ctrl_c_stops_solving((signal.SIGINT, signal.SIGTERM), received) as cancellation:
         try:
-            summary = nightly_flow(config)
-        except (KeyboardInterrupt, asyncio.CancelledError):
-            console.print("nightly cancelled: completed stages are cached; rerun with the same --run-key to go on")
-            raise typer.Exit(130) from None
+            summary = nightly_flow(config, cancellation=cancellation)
+        except BaseException as exc:
+            stop = exc if isinstance(exc, CancelledRun) else stop_of(exc)
+            if stop is None and not received:
+                raise  # an error of the night's own: the error boundary's
+            signum = received[0] if received else stop.signal if isinstance(stop, TerminationSignal) else signal.SIGINT
+            said = f" ({exc})" if isinstance(exc, CancelledRun) and str(exc) != "interrupted" else ""
+            console.print(f"nightly {night.run_key} cancelled by {signal.Signals(signum).name}{said}: finished stages"
+                          f" and traces are kept, its runs marked cancelled; rerun with --run-key {night.run_key}"
+                          " to go on", soft_wrap=True, markup=False)
+            raise typer.Exit(128 + signum) from None
     print_nightly(summary)
 
 

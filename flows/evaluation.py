@@ -121,6 +121,19 @@ def _cancelled(futures: list[Any], runs: list[Run], unwritten: RuntimeError | No
 
 
 @contextlib.contextmanager
+def _ended_on_the_way_out(runs: list[Run], db_path: str | None) -> Iterator[None]:
+    """Ends the rows when the block is left by an exception: `cancelled` for a stop, `failed` for
+    an error (warehouse/lifecycle.py). Written directly, not as a task: a flow being torn down
+    may not start one. The solves' finished traces are written already (the block's writer
+    drains as it closes)."""
+    try:
+        yield
+    except BaseException as exc:
+        record_runs.fn([lifecycle.ended_by(run, exc) for run in runs], db_path)
+        raise
+
+
+@contextlib.contextmanager
 def _stopped_when_left(cancellation: Cancellation) -> Iterator[None]:
     """Stops the solves when the block is left by an exception."""
     try:
@@ -194,39 +207,43 @@ def evaluation_flow(cfg: EvalConfig, db_path: str | None = None, resolve_model: 
             runs.append(run)
             plans.append((method, m, r, run))
     # Dead runs abandoned, the problems and every run row (parent first) in one task and one
-    # DuckDB open, before the first call is paid for.
-    start_evaluation(quote(chosen), [parent, *runs], db_path, dataset=dataset)
-    # MLflow's import and store check overlap the calls instead of following them.
-    opening = open_mlflow_in_background() if cfg.log_to_mlflow else None
-    futures = []
-    # Threads of this process: a task returns once its last batch is handed to the flow's trace
-    # writer, and the next starts solving while it is written (~0.2 s a task); the flow waits for
-    # every write below, before it reads the warehouse. On Dask each task writes its own batches.
-    in_process = cfg.task_runner == "threads"
-    # Prefect walks every parameter looking for futures to wait on (~0.3 s over a flow of 7 tasks
-    # x 200 problems); these never hold any, and `quote` tells it so. Only in this process: Dask
-    # would ship the annotation as a plain tuple.
-    unwalked = quote if in_process else (lambda x: x)
-    # Left in any other way (a KeyboardInterrupt with no command's handler, as in a nightly), the
-    # solves are stopped, so that the runner does not wait for them to answer every question.
-    with TraceWriter() as writer, _task_runner(cfg) as runner, _stopped_when_left(cancellation):
-        for method, m, r, run in plans:
-            groups = benchmarks if cfg.task_per_benchmark else {"all": chosen}
-            for name, ps in groups.items():
-                job = BenchmarkSolve(
-                    run_id=run.run_id, benchmark=name, method_name=method.name, repeat=r, seed=cfg.seed * 1000 + r,
-                    db_path=db_path, limits=tuple(provider_limit_name(p) for p in providers[method.name])
-                    if cfg.use_provider_limits else ())
-                futures.append(runner.submit(solve_benchmark, parameters=dict(
-                    problems=unwalked(ps), method=unwalked(m), job=job, writer=writer if in_process else None,
-                    cancellation=cancellation)))
-        failed = [f for f in futures if f.wait() is None and f.state.is_failed()]
-        unwritten: RuntimeError | None = None
-        try:
-            writer.drain()
-        except RuntimeError as exc:
-            unwritten = exc
-            logger.error("%s: %s", exc, exc.__cause__)
+    # DuckDB open, before the first call is paid for. Until the solves are over, a stop (a
+    # KeyboardInterrupt, Prefect's TerminationSignal for a SIGTERM) or an error that leaves the
+    # flow ends every row on its way out: none is left `running`.
+    with _ended_on_the_way_out([*runs, parent], db_path):
+        start_evaluation(quote(chosen), [parent, *runs], db_path, dataset=dataset)
+        # MLflow's import and store check overlap the calls instead of following them.
+        opening = open_mlflow_in_background() if cfg.log_to_mlflow else None
+        futures = []
+        # Threads of this process: a task returns once its last batch is handed to the flow's trace
+        # writer, and the next starts solving while it is written (~0.2 s a task); the flow waits for
+        # every write below, before it reads the warehouse. On Dask each task writes its own batches.
+        in_process = cfg.task_runner == "threads"
+        # Prefect walks every parameter looking for futures to wait on (~0.3 s over a flow of 7 tasks
+        # x 200 problems); these never hold any, and `quote` tells it so. Only in this process: Dask
+        # would ship the annotation as a plain tuple.
+        unwalked = quote if in_process else (lambda x: x)
+        # Left in any other way (a KeyboardInterrupt with no command's handler, Prefect's
+        # TerminationSignal for a SIGTERM), the solves are stopped, so that the runner does not
+        # wait for them to answer every question.
+        with TraceWriter() as writer, _task_runner(cfg) as runner, _stopped_when_left(cancellation):
+            for method, m, r, run in plans:
+                groups = benchmarks if cfg.task_per_benchmark else {"all": chosen}
+                for name, ps in groups.items():
+                    job = BenchmarkSolve(
+                        run_id=run.run_id, benchmark=name, method_name=method.name, repeat=r, seed=cfg.seed * 1000 + r,
+                        db_path=db_path, limits=tuple(provider_limit_name(p) for p in providers[method.name])
+                        if cfg.use_provider_limits else ())
+                    futures.append(runner.submit(solve_benchmark, parameters=dict(
+                        problems=unwalked(ps), method=unwalked(m), job=job, writer=writer if in_process else None,
+                        cancellation=cancellation)))
+            failed = [f for f in futures if f.wait() is None and f.state.is_failed()]
+            unwritten: RuntimeError | None = None
+            try:
+                writer.drain()
+            except RuntimeError as exc:
+                unwritten = exc
+                logger.error("%s: %s", exc, exc.__cause__)
     if cancellation.stopped:  # Ctrl-C: every handed-off batch is written (drained above)
         return _cancelled(futures, [*runs, parent], unwritten, db_path)
     status = "failed" if failed or unwritten else "finished"

@@ -30,6 +30,7 @@ from typing import Any
 
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import INPUTS
+from prefect.states import Cancelled, State
 from pydantic import BaseModel, Field
 
 from conductor.config import load_settings
@@ -48,6 +49,8 @@ from tasks.evaluation import evaluation_figures, fill_costs
 from tasks.nightly import (Artifacts, GateInputs, Tables, current_champion, decide_once, heldout_problems,
                            model_directory, nightly_run, publish, question_outcomes, record_promotion, spend)
 from tasks.records import FLOW_RUN_PARAM, abandon_dead_runs, run_writer
+from tasks.solve import Cancellation
+from tasks.stops import ctrl_c_in
 from tasks.training import Registered
 from warehouse.lifecycle import RunLifecycle
 
@@ -153,12 +156,13 @@ class ChampionEval(BaseModel):
 
 # --- the stages that run once a night: tasks cached on their inputs (run_key among them) ---
 
-def _once(fn: Any) -> Any:
-    """`fn` with its result and cache key persisted under $CONDUCTOR_HOME (read at call time:
-    the home is a setting, not an import-time constant)."""
+def _once(fn: Any, cancellation: Cancellation) -> Any:
+    """`fn`, its result and cache key persisted under $CONDUCTOR_HOME (read at call time), the Ctrl-C
+    `cancellation` no input; none starts once stopped (Prefect drops a Ctrl-C as a subflow ends)."""
+    cancellation.raise_if_stopped()
     results, keys = cache_dirs()
-    return fn.with_options(cache_policy=INPUTS.configure(key_storage=keys), result_storage=results,
-                           persist_result=True)
+    return fn.with_options(cache_policy=(INPUTS - "cancellation").configure(key_storage=keys),
+                           result_storage=results, persist_result=True)
 
 
 @task(name="training-stage")
@@ -179,8 +183,9 @@ def training_stage(run_key: str, night: Night) -> Trained:
 
 
 @task(name="evaluation-stage")
-def evaluation_stage(run_key: str, cfg: EvalConfig, db_path: str | None) -> EvalResult:
-    return evaluation_flow(cfg, db_path=db_path)
+def evaluation_stage(run_key: str, cfg: EvalConfig, db_path: str | None, cancellation: Cancellation) -> EvalResult | State:
+    state = evaluation_flow(cfg, db_path=db_path, cancellation=cancellation, return_state=True)
+    return state if state.is_cancelled() else state.result()  # Ctrl-C: Cancelled (so not cached)
 
 
 @task(name="gate-stage")
@@ -226,11 +231,11 @@ def _eval_config(night: Night, heldout_file: str, specs: list[str], out_dir: Pat
 
 
 @flow(name=NIGHTLY_FLOW, log_prints=True)
-def nightly_flow(config: NightConfig | None = None) -> NightlySummary:
+def nightly_flow(config: NightConfig | None = None, cancellation: Cancellation | None = None) -> NightlySummary | State:
     """Curate -> train `steps` GRPO steps -> evaluate challenger vs champion (or the template
     baseline) and the baselines on held-out problems -> costs -> gate -> summary. The night's
     `run_key` (default: today's UTC date) names it: a rerun with the same key reuses the stages
-    that completed."""
+    that completed. `cancellation`: the command's; a Ctrl-C ends the night Cancelled (docs/nightly.md)."""
     from prefect.runtime import flow_run as prefect_flow_run
 
     config = config or NightConfig()
@@ -244,9 +249,15 @@ def nightly_flow(config: NightConfig | None = None) -> NightlySummary:
     run_id = f"nightly-{night.run_key}-{uuid.uuid4().hex[:8]}"
     db_path = config.db_path
     abandon_dead_runs(db_path)  # an earlier night killed mid-way: its runs are marked abandoned
-    # `running` now; failed (the error in its notes) or cancelled when the night raises.
+    # `running` now; failed (the error in its notes) or cancelled (a stop) when the night raises.
     with RunLifecycle(nightly_run(run_id, params), run_writer(db_path)) as life:
-        summary = _night(night, run_id, flow_run_id)
+        try:
+            summary = _night(night, NightRef(run_key=night.run_key, nightly_run_id=run_id, flow_run_id=flow_run_id,
+                                             profile=config.profile), cancellation or Cancellation())
+        except BaseException as exc:  # Ctrl-C ends the night Cancelled; an error or a SIGTERM goes on
+            stop = ctrl_c_in(exc)
+            life.end("cancelled", f"{type(stop).__name__}: {str(stop) or 'interrupted'}")
+            return Cancelled(message=str(stop) or "interrupted")
         life.update(simulated=summary.evaluated.simulated, params=params | {
             "challenger_version": summary.trained.version, "evaluation_id": summary.evaluated.evaluation_id,
             "promotion_id": summary.decision.promotion_id,
@@ -255,7 +266,7 @@ def nightly_flow(config: NightConfig | None = None) -> NightlySummary:
     return summary
 
 
-def _night(night: Night, run_id: str, flow_run_id: str) -> NightlySummary:
+def _night(night: Night, ref: NightRef, cancellation: Cancellation) -> NightlySummary:
     log = get_run_logger()
     c, db_path = night.config, night.config.db_path
     # 1. curation (cached on its inputs and code)
@@ -263,7 +274,7 @@ def _night(night: Night, run_id: str, flow_run_id: str) -> NightlySummary:
         curation_flow(out=str(night.home / "curated" / c.profile), config=CurationConfig(profile=c.profile),
                       db_path=db_path)
     # 2. training -> challenger (once a night)
-    trained: Trained = _once(training_stage)(night.run_key, night)
+    trained: Trained = _once(training_stage, cancellation)(night.run_key, night)
     log.info("challenger v%s (trained from %s)", trained.version, trained.started_from)
     # 3. evaluation: challenger, champion (or the baseline), baselines, on the same problems
     heldout = heldout_problems(c.heldout_problems, c.seed, str(night.home / "nightly" / "heldout"))
@@ -274,17 +285,17 @@ def _night(night: Night, run_id: str, flow_run_id: str) -> NightlySummary:
                       champion_spec=f"conductor:{model_directory(champion, models)}" if champion else BASELINE,
                       champion_version=champion, gate=c.gate)
     cfg = _eval_config(night, heldout, _specs(night, gate), night.night_dir / "evaluation")
-    evaluated: EvalResult = _once(evaluation_stage)(night.run_key, cfg, db_path)
+    evaluated: EvalResult = _once(evaluation_stage, cancellation)(  # stopped by Ctrl-C: raises CancelledRun
+        night.run_key, cfg, db_path, cancellation, return_state=True).result()
     gate = gate.model_copy(update={"evaluation_id": evaluated.evaluation_id})
     # 4. costs
     costs = nightly_costs_flow(evaluated.evaluation_id, trained.run_id, db_path)
     # 5. the gate (once a night)
-    decision: Decision = _once(gate_stage)(night.run_key, gate, db_path)
+    decision: Decision = _once(gate_stage, cancellation)(night.run_key, gate, db_path)
     # 5b. each worker's figures against the previous night's: an artifact, and a notification
     # (the `conductor-drift` Webhook block) when one moved (docs/nightly.md, "Worker drift")
     worker_drift_flow(evaluated.evaluation_id, db_path=db_path)
     # 6. the summary
-    ref = NightRef(run_key=night.run_key, nightly_run_id=run_id, flow_run_id=flow_run_id, profile=c.profile)
     stages = Stages(trained=trained, evaluated=evaluated, costs=costs, decision=decision)
     return _summarize(night, gate, stages, ref)
 

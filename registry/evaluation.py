@@ -14,7 +14,7 @@ from urllib.parse import urlparse
 
 import mlflow
 
-from registry.runs import flat_params, metric_key
+from registry.runs import ended_run, flat_params, metric_key
 from registry.store import tracking_uri, use_store
 
 if TYPE_CHECKING:
@@ -88,7 +88,7 @@ def log_evaluation(evaluation_id: str, *, params: Mapping[str, Any], scores: Seq
     uri = uri or tracking_uri()
     experiment_id = open_evaluation_store(uri)
     name = f"evaluation-{evaluation_id[:8]}" + ("-simulated" if simulated else "")
-    with mlflow.start_run(experiment_id=experiment_id, run_name=name) as run:
+    with ended_run(experiment_id=experiment_id, run_name=name) as run:
         mlflow.set_tags({"conductor.evaluation_id": evaluation_id, "conductor.simulated": str(simulated).lower(),
                          "conductor.kind": "evaluation"})
         mlflow.log_params(flat_params(dict(params)))

@@ -12,6 +12,7 @@ import mlflow
 import yaml
 from mlflow.pyfunc import PythonModel
 
+from conductor.stops import signals_held
 from registry.store import REGISTERED_MODEL, use_store
 
 MODEL_ARTIFACT = "conductor_model"
@@ -58,7 +59,13 @@ class RegisteredVersion:
 
 def log_and_register(model_dir: str | Path, *, alias: str = CHALLENGER, name: str = REGISTERED_MODEL) -> RegisteredVersion:
     """Inside the active run: log `model_dir`, register it as a new version of `name`, point
-    `alias` at it."""
+    `alias` at it. The version and its alias are written whole: a Ctrl-C or SIGTERM meanwhile
+    waits for them (conductor/stops.py), so no version is left registered with no alias."""
+    with signals_held():
+        return _log_and_register(model_dir, alias, name)
+
+
+def _log_and_register(model_dir: str | Path, alias: str, name: str) -> RegisteredVersion:
     info = mlflow.pyfunc.log_model(
         name="model",
         python_model=str(LOGGED_MODEL_CODE),  # models from code: a file, not a pickled object

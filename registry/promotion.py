@@ -19,6 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, field_validator
 
 from conductor.evaluation.stats import paired_bootstrap
+from conductor.stops import signals_held
 
 CHAMPION = "champion"
 HISTORY_TAG = "champion_history"  # registered-model tag: JSON list of champion versions, oldest first
@@ -225,10 +226,18 @@ def gate(challenger_version: str, challenger: Outcomes, champion: Outcomes, *, c
         raise ValueError(f"champion outcomes are for {champion_version!r} but the champion is {current!r}")
     decision = decide(str(challenger_version), challenger, champion, config=config, champion_version=current,
                       baseline=baseline, model_name=name)
-    if decision.promoted:
-        _move(client, decision)
-    _record(client, decision)
+    _apply(client, decision)
     return decision
+
+
+def _apply(client, decision: Decision) -> None:  # noqa: ANN001
+    """Move `champion` (if promoted) and record the decision, whole: a Ctrl-C or SIGTERM that
+    arrives meanwhile waits for the last write, so a rerun finds the decision with its alias
+    (or neither), never an alias moved with no decision to say why."""
+    with signals_held():
+        if decision.promoted:
+            _move(client, decision)
+        _record(client, decision)
 
 
 def force(version: str, *, name: str = "conductor", tracking_uri: str | None = None) -> Decision:
@@ -237,8 +246,7 @@ def force(version: str, *, name: str = "conductor", tracking_uri: str | None = N
     client.get_model_version(name, str(version))
     decision = Decision(model_name=name, challenger_version=str(version), champion_version=current_champion(client, name),
                         promoted=True, forced=True, action="force", reason="forced")
-    _move(client, decision)
-    _record(client, decision)
+    _apply(client, decision)
     return decision
 
 
@@ -254,7 +262,8 @@ def rollback(*, name: str = "conductor", tracking_uri: str | None = None) -> Dec
     previous = history[-1]
     decision = Decision(model_name=name, challenger_version=previous, champion_version=current, promoted=True,
                         action="rollback", reason=f"rollback from v{current} to v{previous}")
-    client.set_registered_model_alias(name, CHAMPION, previous)
-    client.set_registered_model_tag(name, HISTORY_TAG, json.dumps(history))
-    _record(client, decision)
+    with signals_held():  # the alias, the history and the record, whole (as `_apply`)
+        client.set_registered_model_alias(name, CHAMPION, previous)
+        client.set_registered_model_tag(name, HISTORY_TAG, json.dumps(history))
+        _record(client, decision)
     return decision

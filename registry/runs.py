@@ -4,15 +4,17 @@ Tagged `conductor.kind` training and `conductor.simulated`, as evaluation runs a
 
 from __future__ import annotations
 
+import contextlib
 import json
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import mlflow
 
+from conductor.stops import is_stop
 from registry.models import CHALLENGER, RegisteredVersion, log_and_register
 from registry.store import use_store
 
@@ -31,6 +33,27 @@ def flat_params(config: Mapping[str, Any]) -> dict[str, str]:
 def metric_key(name: str) -> str:
     """MLflow keys allow letters, digits, `_-./ `; TRL's names use `/` already."""
     return "".join(c if c.isalnum() or c in "_-./ " else "_" for c in name)
+
+
+def run_status(exc: BaseException | None) -> str:
+    """How an MLflow run ends: FINISHED, KILLED when stopped from outside (Ctrl-C, SIGTERM:
+    conductor/stops.py), FAILED on an error."""
+    if exc is None:
+        return "FINISHED"
+    return "KILLED" if is_stop(exc) else "FAILED"
+
+
+@contextlib.contextmanager
+def ended_run(**start: Any) -> Iterator[mlflow.ActiveRun]:
+    """`mlflow.start_run(**start)`, ended with `run_status` (MLflow's own `with` ends a run
+    stopped by Ctrl-C FAILED)."""
+    run = mlflow.start_run(**start)
+    try:
+        yield run
+    except BaseException as exc:
+        mlflow.end_run(status=run_status(exc))
+        raise
+    mlflow.end_run(status=run_status(None))
 
 
 STRATEGIES_PLOT = "plots/strategies.png"  # the run's "strategies over training" artifact
@@ -65,7 +88,7 @@ class TrainingRun:
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:  # noqa: ANN001
-        mlflow.end_run(status="FAILED" if exc_type else "FINISHED")
+        mlflow.end_run(status=run_status(exc))
 
     def log_step(self, row: Mapping[str, float]) -> None:
         step = int(row.get("step", 0))

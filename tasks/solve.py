@@ -68,6 +68,12 @@ class Cancellation:
             loop.call_soon_threadsafe(task_.cancel)
         return len(running)
 
+    def raise_if_stopped(self) -> None:
+        """A KeyboardInterrupt once stopped: a flow starts no new stage after a Ctrl-C (one that
+        Prefect's engine dropped, as it does when the Ctrl-C comes as a subflow ends)."""
+        if self.stopped:
+            raise KeyboardInterrupt
+
     @contextlib.contextmanager
     def running(self) -> Iterator[None]:
         """The current asyncio task, cancellable by `stop` while inside; stopped already, it

@@ -19,6 +19,7 @@ from conductor.training.result import TrainResult
 from conductor.training.pipeline import ensure_model, training_split
 from conductor.training.chunks import ChunkPlan
 from tasks.launch import run_chunk
+from tasks.stops import unless_stopped
 from tasks.training_sink import TRAINING_METHOD, WarehouseSink
 
 
@@ -36,7 +37,7 @@ def problems_task(config: ConductorTrainingConfig) -> tuple[list[Problem], list[
 # The trainers' figures reach the run logger through `on_log`: a step's figures at DEBUG (they
 # are in MLflow and the warehouse; at INFO a night printed ~200 of them), a trainer's closing
 # summary (`train_runtime`, `train_loss`) at INFO. The flow prints one line per GRPO chunk.
-@task(name="warm-start", cache_policy=NO_CACHE, retries=1, log_prints=False)
+@task(name="warm-start", cache_policy=NO_CACHE, retries=1, retry_condition_fn=unless_stopped, log_prints=False)
 def warm_start_task(profile: str, output_dir: str, overrides: dict[str, Any], train: list[Problem]) -> str:
     """The model GRPO starts from (an earlier warm start in the run dir is reused on retry)."""
     logger = get_run_logger()
@@ -56,7 +57,7 @@ def _figures(logs: dict[str, Any]) -> str:
     return " ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in logs.items())
 
 
-@task(name="grpo-chunk", cache_policy=NO_CACHE, retries=2, retry_delay_seconds=5,
+@task(name="grpo-chunk", cache_policy=NO_CACHE, retries=2, retry_delay_seconds=5, retry_condition_fn=unless_stopped,
       task_run_name="grpo-to-step-{plan.until_step}", log_prints=False)  # as warm-start, above
 def grpo_chunk_task(plan: ChunkPlan, train: list[Problem], held_out: list[Problem]) -> TrainResult:
     """GRPO up to `plan.until_step`; with a `run_id`, every rollout goes to the warehouse under it.
@@ -84,7 +85,7 @@ class Registered(BaseModel):
     strategies_plot: str = ""  # the MLflow artifact path of the strategies-over-training plot ("" when none)
 
 
-@task(name="register-model", cache_policy=NO_CACHE, retries=1)
+@task(name="register-model", cache_policy=NO_CACHE, retries=1, retry_condition_fn=unless_stopped)
 def register_task(params: dict[str, Any], chunks: list[TrainResult]) -> Registered:
     """One MLflow run for the whole training: every chunk's steps, the last chunk's model (the
     warehouse run's row, and its MLflow run id, are the flow's RunLifecycle's)."""

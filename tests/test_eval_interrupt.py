@@ -132,10 +132,11 @@ evaluation_flow(EvalConfig(methods=["template:single"], problems_file=Path(probl
 
 def test_an_interrupt_without_the_commands_handler_still_stops_the_solves(prefect_harness: Path,
                                                                            tmp_path: Path) -> None:
-    """An evaluation called with no command's cancellation (as the nightly's evaluation stage
-    calls it) and Python's own Ctrl-C (a KeyboardInterrupt in the flow's thread): the flow stops
-    its solves as it unwinds, instead of waiting for the worker threads to answer every question,
-    and what they finished is written."""
+    """An evaluation called with no command's cancellation and Python's own Ctrl-C (a
+    KeyboardInterrupt in the flow's thread; a SIGTERM in a flow is Prefect's TerminationSignal,
+    raised the same way): the flow stops its solves as it unwinds, instead of waiting for the
+    worker threads to answer every question, what they finished is written, and its runs end
+    `cancelled` on the way out (none left `running`)."""
     from prefect.settings import PREFECT_API_URL
 
     problems = tmp_path / "problems.jsonl"
@@ -150,4 +151,7 @@ def test_an_interrupt_without_the_commands_handler_still_stops_the_solves(prefec
     assert proc.returncode != 0 and "KeyboardInterrupt" in output, output[-3000:]
     with TraceStore(db, read_only=True) as store:
         traces = store.query("SELECT count(*) AS n FROM traces WHERE depth = 0").to_pylist()[0]["n"]
+        runs = store.query("SELECT kind, status, finished_at FROM runs").to_pylist()
     assert 0 < traces < PROBLEMS, output[-3000:]  # stopped mid-way, with its finished questions kept
+    assert {(r["kind"], r["status"]) for r in runs} == {("evaluation", "cancelled"), ("eval", "cancelled")}, runs
+    assert all(r["finished_at"] is not None for r in runs)

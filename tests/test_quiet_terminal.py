@@ -7,7 +7,7 @@ import logging
 
 from conductor.simulation import simulated_note
 from conductor.training.result import TrainResult
-from flows.terminal import HideCompletedTaskRuns
+from flows.terminal import HideCompletedTaskRuns, HideCrashesBySignals
 from flows.training import chunk_line
 
 
@@ -35,3 +35,16 @@ def test_a_chunk_is_one_line_with_its_mean_reward_and_kl() -> None:
     assert line.endswith(f"stop=chunk_end, spend $12.50{simulated_note(True)}")
     no_kl = chunk.model_copy(update={"history": [{"step": 1.0, "reward": 0.5}]})
     assert "kl n/a" in chunk_line(no_kl, 200)  # beta 0: no kl
+
+
+def test_only_a_runs_lines_about_its_crash_by_a_signal_are_hidden() -> None:
+    hide = HideCrashesBySignals()
+    for hidden in (_record("prefect.task_runs", logging.ERROR, "Crash detected! Execution was aborted by an interrupt signal."),
+                   _record("prefect.flow_runs", logging.INFO,
+                           "Finished in state Crashed('Execution was aborted by a termination signal.')")):
+        assert not hide.filter(hidden), hidden.getMessage()
+    for kept in (_record("prefect.flow_runs", logging.ERROR, "Crash detected! Request failed while attempting to contact"
+                         " the server"),
+                 _record("prefect.flow_runs", logging.INFO, "Finished in state Cancelled('interrupted')"),
+                 _record("prefect.task_runs", logging.ERROR, "Finished in state Failed('boom')")):
+        assert hide.filter(kept), kept.getMessage()

@@ -1,15 +1,14 @@
 """A run row's life, in one place: `running` when the run starts, then `finished`, `failed` (an
-exception, whose first line becomes the row's notes) or `cancelled` (Ctrl-C, a cancelled event
-loop). A process killed outright cannot write its end: its row stays `running` with its host and
-pid, and the next run's `abandon_dead_runs` marks it `abandoned`. So a row is written before any
-work, and never left missing.
+exception, whose first line becomes the row's notes) or `cancelled` (a stop from outside: Ctrl-C,
+SIGTERM, a cancelled event loop; conductor/stops.py). A process killed outright cannot write its
+end: its row stays `running` with its host and pid, and the next run's `abandon_dead_runs` marks
+it `abandoned`. So a row is written before any work, and never left missing.
 
 The writer is the caller's: a flow passes its `record-run` task (retried), a process that owns
 the warehouse file `write_to(path)`."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 import socket
 from collections.abc import Callable
@@ -18,11 +17,11 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from conductor.stops import is_stop
 from warehouse.records import Run
 from warehouse.store import TraceStore
 
 RunWriter = Callable[[Run], object]
-_CANCELLED = (KeyboardInterrupt, asyncio.CancelledError)
 
 
 def run_here(run_id: str, kind: str, **fields: Any) -> Run:
@@ -39,6 +38,16 @@ def write_to(warehouse_path: str | Path) -> RunWriter:
     return write
 
 
+def end_status(exc: BaseException) -> str:
+    """The status an exception ends a run with: `cancelled` for a stop, else `failed`."""
+    return "cancelled" if is_stop(exc) else "failed"
+
+
+def ended_by(run: Run, exc: BaseException) -> Run:
+    """The row ended by an exception: its status, and the exception as its notes."""
+    return ended(run, end_status(exc), f"{type(exc).__name__}: {exc}")
+
+
 def ended(run: Run, status: str, notes: str | None = None) -> Run:
     """The row at its end (notes kept unless new ones are given)."""
     return run.model_copy(update={"status": status, "finished_at": datetime.now(UTC),
@@ -48,7 +57,7 @@ def ended(run: Run, status: str, notes: str | None = None) -> Run:
 class RunLifecycle:
     """`with RunLifecycle(run, write) as life:` writes the row `running` on entry and its end on
     exit: `finished`, unless the body said otherwise with `end`, `failed` on an exception,
-    `cancelled` on Ctrl-C; the exception goes on. `update` changes fields the end will write
+    `cancelled` on a stop (Ctrl-C, SIGTERM); the exception goes on. `update` changes fields the end will write
     (an MLflow run id known only at the end)."""
 
     def __init__(self, run: Run, write: RunWriter) -> None:
@@ -70,10 +79,10 @@ class RunLifecycle:
         return self.run
 
     def end_with(self, exc: BaseException | None) -> Run:
-        """The end an exception (or none) makes: `failed`, `cancelled` for Ctrl-C, else `finished`."""
+        """The end an exception (or none) makes: `failed`, `cancelled` for a stop, else `finished`."""
         if exc is None:
             return self.end("finished")
-        return self.end("cancelled" if isinstance(exc, _CANCELLED) else "failed", f"{type(exc).__name__}: {exc}")
+        return self.end(end_status(exc), f"{type(exc).__name__}: {exc}")
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
