@@ -122,6 +122,18 @@ def score(texts: Sequence[str], rows: Sequence[PromptRow], pool: Pool, *, max_st
     return asyncio.run(score_texts(texts, rows, pool, examples=False, execution=ExecutionConfig(max_steps=max_steps)))
 
 
+class Pools:
+    """A fresh pool for each scoring run: a simulated worker draws the n-th identical call's dice
+    from n, so fresh workers give every method and condition the same dice (common random
+    numbers: a drop is the bad worker's, not a reroll's)."""
+
+    def __init__(self, pool_file: Path, problems: Sequence[Problem]) -> None:
+        self.pool_file, self.problems = pool_file, list(problems)
+
+    def __call__(self) -> Pool:
+        return training_pool(self.pool_file, self.problems, latency_scale=0.0)
+
+
 def correct(trace: Trace) -> bool:
     return bool(trace.verdict and trace.verdict.correct)
 
@@ -200,15 +212,16 @@ def learned_router(pool: Pool, pool_file: Path) -> RouterPlanner:
     return RouterPlanner.fit([p.task_text for p in train], outcomes, seed=0)
 
 
-def run_baselines(problems: Sequence[Problem], pool: Pool, pool_file: Path, store: Store) -> None:
-    router = learned_router(pool, pool_file)
+def run_baselines(problems: Sequence[Problem], fresh: Pools, store: Store) -> None:
+    pool = fresh()
+    router = learned_router(pool, fresh.pool_file)
     bad_of = bad_worker_of(pool)
     for condition in (NONE, *KINDS):
         bad = None if condition == NONE else bad_of[condition]
         rows = condition_rows(problems, pool, bad)
         put: Callable[..., None] = lambda name, r, **kw: store.put(figures(name, condition, r, bad, pool, **kw))  # noqa: E731
         offered = list(rows[0].pool_ids)
-        single = {w: score([single_text(index_in(r, w), r.problem) for r in rows], rows, pool) for w in offered}
+        single = {w: score([single_text(index_in(r, w), r.problem) for r in rows], rows, fresh()) for w in offered}
         best = max(offered, key=lambda w: single[w].accuracy)
         put("best single worker", single[best], worker=best)
         oracle: dict[str, str] = {}
@@ -216,17 +229,17 @@ def run_baselines(problems: Sequence[Problem], pool: Pool, pool_file: Path, stor
             idx = [k for k, r in enumerate(rows) if r.problem.domain == d]
             oracle[d] = max(offered, key=lambda w: sum(correct(single[w].traces[k]) for k in idx))
         put("per-domain oracle router", score([single_text(index_in(r, oracle[r.problem.domain]), r.problem)
-                                                for r in rows], rows, pool), workers=oracle)
+                                                for r in rows], rows, fresh()), workers=oracle)
         for name, text_of in ORACLE_STRATEGIES.items():
-            put(name, score([text_of(index_in(r, oracle[r.problem.domain]), r.problem) for r in rows], rows, pool))
+            put(name, score([text_of(index_in(r, oracle[r.problem.domain]), r.problem) for r in rows], rows, fresh()))
         routed = [max(sorted(r.pool_ids), key=lambda w: router.scores(r.problem.task_text)[w]) for r in rows]
         put("learned router (TF-IDF)", score([single_text(index_in(r, w), r.problem) for r, w in zip(rows, routed)],
-                                             rows, pool))
+                                             rows, fresh()))
         for shape in ("fanout", "verify"):
             texts = [render(template_workflow(shape, list(range(len(r.pool_ids))))) for r in rows]
-            put(f"template {shape}", score(texts, rows, pool))
+            put(f"template {shape}", score(texts, rows, fresh()))
         texts = [render(moa_workflow(list(range(len(r.pool_ids))), 0, prompt_for(r.problem.domain))) for r in rows]
-        put("MoA (every worker, the first aggregates)", score(texts, rows, pool, max_steps=len(offered) + 1))
+        put("MoA (every worker, the first aggregates)", score(texts, rows, fresh(), max_steps=len(offered) + 1))
 
 
 def train_seed(out: Path, pool_file: Path, seed: int, fraction: float) -> tuple[Path, float, float]:
@@ -246,20 +259,22 @@ def train_seed(out: Path, pool_file: Path, seed: int, fraction: float) -> tuple[
     return result.model_dir, c["cpu_min"], c["wall_min"]
 
 
-def run_trained(problems: Sequence[Problem], pool: Pool, pool_file: Path, store: Store, out: Path, seed: int) -> None:
+def run_trained(problems: Sequence[Problem], fresh: Pools, store: Store, out: Path, seed: int,
+                fractions: Sequence[float] = (BAD_FRACTION, 0.0)) -> None:
     from conductor.models.constrained import load_causal_lm
     from conductor.models.tiny import load_tokenizer
 
+    pool = fresh()
     bad_of = bad_worker_of(pool)
-    for fraction in (BAD_FRACTION, 0.0):
+    for fraction in fractions:
         label = f"Conductor trained {'with' if fraction else 'without'} bad workers, seed {seed}"
         print(f"[adversarial] {label}: training", flush=True)
-        model_dir, cpu, wall = train_seed(out, pool_file, seed, fraction)
+        model_dir, cpu, wall = train_seed(out, fresh.pool_file, seed, fraction)
         model, tokenizer = load_causal_lm(model_dir), load_tokenizer(model_dir)
         for condition in (NONE, *KINDS):
             bad = None if condition == NONE else bad_of[condition]
             rows = condition_rows(problems, pool, bad)
-            r = evaluate_policy(model, tokenizer, rows, pool, examples=False, max_new_tokens=64)
+            r = evaluate_policy(model, tokenizer, rows, fresh(), examples=False, max_new_tokens=64)
             store.put(figures(label, condition, r, bad, pool, trained=True, seed=seed, cpu_min=cpu, wall_min=wall,
                               bad_worker_fraction=fraction, model_dir=str(model_dir)))
 
@@ -269,6 +284,9 @@ def main() -> None:
     ap.add_argument("--baselines", action="store_true", help="Measure the baselines (no training).")
     ap.add_argument("--seeds", type=int, nargs="*", default=[],
                     help="Train (or reuse) the Conductors with and without bad workers for these seeds and evaluate them.")
+    ap.add_argument("--variant", choices=("both", "with", "without"), default="both",
+                    help="With --seeds: the Conductors trained with bad workers, without them, or both (two "
+                         "processes can train one each).")
     ap.add_argument("--out", type=Path, default=Path(".conductor/bench-adversarial"))
     ap.add_argument("--report", action="store_true", help="Print (and with --write, write) the tables.")
     ap.add_argument("--write", type=Path, default=None)
@@ -278,15 +296,15 @@ def main() -> None:
         from conductor.cli.train import quiet_library_bars
 
         quiet_library_bars()
-        pool_file = combined_pool_file(ns.out)
         problems = heldout_problems("bank")
-        pool = training_pool(pool_file, problems, latency_scale=0.0)
+        fresh = Pools(combined_pool_file(ns.out), problems)
         if ns.baselines:
             c0 = cpu_s()
-            run_baselines(problems, pool, pool_file, store)
+            run_baselines(problems, fresh, store)
             print(f"[adversarial] baselines: {(cpu_s() - c0) / 60:.1f} CPU-min", flush=True)
         for seed in ns.seeds:
-            run_trained(problems, pool, pool_file, store, ns.out, seed)
+            fractions = {"both": (BAD_FRACTION, 0.0), "with": (BAD_FRACTION,), "without": (0.0,)}[ns.variant]
+            run_trained(problems, fresh, store, ns.out, seed, fractions)
     if ns.report or ns.write:
         body = report(store.load())
         print(body)
