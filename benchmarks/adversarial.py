@@ -61,7 +61,8 @@ from conductor.training.evaluate import EvalResult, evaluate_policy, score_texts
 from conductor.training.pipeline import run_training  # noqa: E402
 from conductor.training.problems import bank_splits, heldout_problems, take_per_domain  # noqa: E402
 from conductor.workers.pool import Pool  # noqa: E402
-from conductor.workers.simulated.options import SimulatedOptions  # noqa: E402
+from conductor.workers.simulated.answers import canonical, extract_answer  # noqa: E402
+from conductor.workers.simulated.options import INJECTED_ANSWER, SimulatedOptions  # noqa: E402
 from conductor.workflow import render  # noqa: E402
 
 LOCAL = REPO_ROOT / "deployments" / "pools" / "local.yaml"
@@ -153,12 +154,17 @@ def around(trace: Trace, bad: str) -> str:
     return "outvoted" if any(set(s.reads) - mine for s in readers) else "checked"
 
 
-def injected_wrong(trace: Trace, answers: dict[str, str]) -> bool:
-    """The final answer is the injector's fixed one for the domain, and wrong."""
-    return trace.answer is not None and trace.answer.strip() == answers[trace.domain].strip() and not correct(trace)
+def injected_wrong(trace: Trace, problem: Problem, answers: dict[str, str]) -> bool:
+    """The final answer, read as the verifiers read it, is the injector's fixed one for the
+    problem's domain, and wrong (the fixed answer is right on some problems)."""
+    if trace.answer is None or correct(trace):
+        return False
+    fixed = answers.get(problem.domain) or INJECTED_ANSWER[problem.domain]
+    return extract_answer(problem, trace.answer) == canonical(problem, fixed)
 
 
-def figures(method: str, condition: str, r: EvalResult, bad: str | None, pool: Pool, **extra: object) -> dict:
+def figures(method: str, condition: str, r: EvalResult, rows: Sequence[PromptRow], bad: str | None, pool: Pool,
+            **extra: object) -> dict:
     row: dict = {"method": method, "condition": condition, "n": r.n, "accuracy": r.accuracy,
                  "format_rate": r.format_rate, "usd_per_question": r.usd_per_question,
                  "calls_per_question": r.calls_per_question, **extra}
@@ -169,9 +175,9 @@ def figures(method: str, condition: str, r: EvalResult, bad: str | None, pool: P
         spec = next(s for s in pool.specs if s.id == bad)
         if spec.options.get("behaviour") == "injector":
             answers = SimulatedOptions(**spec.options).injected_answer
-            took_part = [t for t in r.traces if around(t, bad) != "avoided"]
+            took_part = [(t, pr.problem) for t, pr in zip(r.traces, rows) if around(t, bad) != "avoided"]
             row["injector_took_part"] = len(took_part)
-            row["injected_final"] = (sum(injected_wrong(t, answers) for t in took_part) / len(took_part)
+            row["injected_final"] = (sum(injected_wrong(t, p, answers) for t, p in took_part) / len(took_part)
                                      if took_part else None)
     return row
 
@@ -219,7 +225,7 @@ def run_baselines(problems: Sequence[Problem], fresh: Pools, store: Store) -> No
     for condition in (NONE, *KINDS):
         bad = None if condition == NONE else bad_of[condition]
         rows = condition_rows(problems, pool, bad)
-        put: Callable[..., None] = lambda name, r, **kw: store.put(figures(name, condition, r, bad, pool, **kw))  # noqa: E731
+        put: Callable[..., None] = lambda name, r, **kw: store.put(figures(name, condition, r, rows, bad, pool, **kw))  # noqa: E731
         offered = list(rows[0].pool_ids)
         single = {w: score([single_text(index_in(r, w), r.problem) for r in rows], rows, fresh()) for w in offered}
         best = max(offered, key=lambda w: single[w].accuracy)
@@ -275,7 +281,7 @@ def run_trained(problems: Sequence[Problem], fresh: Pools, store: Store, out: Pa
             bad = None if condition == NONE else bad_of[condition]
             rows = condition_rows(problems, pool, bad)
             r = evaluate_policy(model, tokenizer, rows, fresh(), examples=False, max_new_tokens=64)
-            store.put(figures(label, condition, r, bad, pool, trained=True, seed=seed, cpu_min=cpu, wall_min=wall,
+            store.put(figures(label, condition, r, rows, bad, pool, trained=True, seed=seed, cpu_min=cpu, wall_min=wall,
                               bad_worker_fraction=fraction, model_dir=str(model_dir)))
 
 

@@ -51,3 +51,33 @@ def test_the_trained_conductors_bars() -> None:
     assert "Trained with bad workers: loses <= 2 points in >= 4 of 5 kinds in 1 of 1 seeds run" in text
     assert "injected (wrong) one on 2.0 % of 50 questions (the bar: <= 1 %)" in text
     assert "Trained without bad workers" not in text  # none measured: no line
+
+
+def trace_of(workers: list[str], reads: list[list[int]], answer: str | None = None, *, correct: bool = False):  # noqa: ANN201
+    from conductor.trace import StepRecord, Trace
+    from conductor.verify.verdict import Verdict
+
+    steps = [StepRecord(index=i, worker_id=w, subtask="s", reads=r) for i, (w, r) in enumerate(zip(workers, reads))]
+    return Trace(problem_id="p", source="t", domain="math", steps=steps, answer=answer, verdict=Verdict(correct=correct))
+
+
+def test_what_a_workflow_wrote_around_the_bad_worker() -> None:
+    from benchmarks.adversarial import around
+
+    assert around(trace_of(["good", "good"], [[], [0]]), "bad") == "avoided"
+    assert around(trace_of(["good", "bad"], [[], [0]]), "bad") == "trusted"  # its step is the final answer
+    assert around(trace_of(["bad", "good", "good"], [[], [], [0, 1]]), "bad") == "outvoted"
+    assert around(trace_of(["bad", "good"], [[], [0]]), "bad") == "checked"
+    assert around(trace_of(["bad", "good"], [[], []]), "bad") == "unread"
+
+
+def test_the_injected_answer_is_read_as_the_verifiers_read_it_and_counted_only_when_wrong() -> None:
+    from benchmarks.adversarial import injected_wrong
+    from conductor.data.schema import Problem
+
+    problem = Problem(id=Problem.make_id("t", 0), source="t", domain="math", question="What is 3 + 4?", answer="7")
+    fixed = {"math": "42"}
+    assert injected_wrong(trace_of(["bad"], [[]], "Checked.\nThe final answer is \\boxed{42}."), problem, fixed)
+    assert not injected_wrong(trace_of(["bad"], [[]], "The final answer is \\boxed{7}."), problem, fixed)
+    right = Problem(id=Problem.make_id("t", 1), source="t", domain="math", question="What is 40 + 2?", answer="42")
+    assert not injected_wrong(trace_of(["bad"], [[]], "\\boxed{42}", correct=True), right, fixed)  # right: not counted
