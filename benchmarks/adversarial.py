@@ -248,9 +248,19 @@ def run_baselines(problems: Sequence[Problem], fresh: Pools, store: Store) -> No
         put("MoA (every worker, the first aggregates)", score(texts, rows, fresh(), max_steps=len(offered) + 1))
 
 
+def run_dir_of(out: Path, seed: int, fraction: float) -> Path:
+    return out / ("with-bad" if fraction else "without-bad") / f"seed{seed}"
+
+
+def last_checkpoint_of(run_dir: Path) -> tuple[Path, int] | None:
+    """A run stopped before its end (a deadline): its last checkpoint and the step it reached."""
+    ckpts = sorted(run_dir.glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[1]))
+    return (ckpts[-1], int(ckpts[-1].name.split("-")[1])) if ckpts else None
+
+
 def train_seed(out: Path, pool_file: Path, seed: int, fraction: float) -> tuple[Path, float, float]:
     """The local profile on randomized pools of the combined pool (reused when trained before)."""
-    run_dir = out / ("with-bad" if fraction else "without-bad") / f"seed{seed}"
+    run_dir = run_dir_of(out, seed, fraction)
     cost = run_dir / "cost.json"
     if cost.exists():
         c = json.loads(cost.read_text())
@@ -266,7 +276,9 @@ def train_seed(out: Path, pool_file: Path, seed: int, fraction: float) -> tuple[
 
 
 def run_trained(problems: Sequence[Problem], fresh: Pools, store: Store, out: Path, seed: int,
-                fractions: Sequence[float] = (BAD_FRACTION, 0.0)) -> None:
+                fractions: Sequence[float] = (BAD_FRACTION, 0.0), *, partial: bool = False) -> None:
+    """Train (or reuse) and evaluate; `partial`: evaluate the last checkpoint of a run stopped
+    before its end instead, labelled with the step it reached."""
     from conductor.models.constrained import load_causal_lm
     from conductor.models.tiny import load_tokenizer
 
@@ -274,8 +286,17 @@ def run_trained(problems: Sequence[Problem], fresh: Pools, store: Store, out: Pa
     bad_of = bad_worker_of(pool)
     for fraction in fractions:
         label = f"Conductor trained {'with' if fraction else 'without'} bad workers, seed {seed}"
-        print(f"[adversarial] {label}: training", flush=True)
-        model_dir, cpu, wall = train_seed(out, fresh.pool_file, seed, fraction)
+        if partial:
+            reached = last_checkpoint_of(run_dir_of(out, seed, fraction))
+            if reached is None:
+                print(f"[adversarial] {label}: no checkpoint yet, not evaluated", flush=True)
+                continue
+            model_dir, cpu, wall = reached[0], None, None
+            steps = local_profile(out).max_steps
+            label += f" (stopped by the deadline at GRPO step {reached[1]} of {steps})"
+        else:
+            print(f"[adversarial] {label}: training", flush=True)
+            model_dir, cpu, wall = train_seed(out, fresh.pool_file, seed, fraction)
         model, tokenizer = load_causal_lm(model_dir), load_tokenizer(model_dir)
         for condition in (NONE, *KINDS):
             bad = None if condition == NONE else bad_of[condition]
@@ -290,6 +311,8 @@ def main() -> None:
     ap.add_argument("--baselines", action="store_true", help="Measure the baselines (no training).")
     ap.add_argument("--seeds", type=int, nargs="*", default=[],
                     help="Train (or reuse) the Conductors with and without bad workers for these seeds and evaluate them.")
+    ap.add_argument("--partial", action="store_true",
+                    help="With --seeds: evaluate each run's last checkpoint (a run stopped by a deadline), not train.")
     ap.add_argument("--variant", choices=("both", "with", "without"), default="both",
                     help="With --seeds: the Conductors trained with bad workers, without them, or both (two "
                          "processes can train one each).")
@@ -310,7 +333,7 @@ def main() -> None:
             print(f"[adversarial] baselines: {(cpu_s() - c0) / 60:.1f} CPU-min", flush=True)
         for seed in ns.seeds:
             fractions = {"both": (BAD_FRACTION, 0.0), "with": (BAD_FRACTION,), "without": (0.0,)}[ns.variant]
-            run_trained(problems, fresh, store, ns.out, seed, fractions)
+            run_trained(problems, fresh, store, ns.out, seed, fractions, partial=ns.partial)
     if ns.report or ns.write:
         body = report(store.load())
         print(body)

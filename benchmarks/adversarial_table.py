@@ -16,6 +16,22 @@ MAX_INJECTED = 0.01
 AROUND = ("trusted", "outvoted", "checked", "unread")  # what a workflow wrote around the bad worker it called
 
 
+NOTES = (
+    "How to read it. Every scoring run has fresh simulated workers, so the same call meets the same dice in "
+    "every method and condition: a change of +0.0 means the method's workflows did not change. The best single "
+    "worker, the per-domain oracle and the oracle's strategies choose by their accuracy on these rows among the "
+    "offered workers, the bad one included (knowledge no router has in advance): they pick a bad worker only "
+    "where it answers best (the confidently wrong worker is good outside math). The learned router (TF-IDF "
+    "words -> P(right) per worker, conductor/evaluation/router.py) is fitted on every worker's outcomes on 400 "
+    "training problems. The templates and MoA take the workers in the offered order, so the bad worker takes "
+    "the place of an honest one whenever it comes first (template fanout: its first three attempts, the first "
+    "worker aggregating). The trained Conductors are the local profile on randomized pools (2 to all workers) "
+    "of the local and bad workers: one with `bad_worker_fraction` 0.5 (half its warm-start and GRPO rows offer "
+    "one bad worker), one with 0 (never offered one). Commands: `python benchmarks/adversarial.py --baselines`, "
+    "`python benchmarks/adversarial.py --seeds 0 1 2` (trains both Conductors per seed), "
+    "`python benchmarks/adversarial.py --report --write docs/benchmarks.md`.")
+
+
 def drop(row: dict, none: dict | None) -> float | None:
     """Accuracy with the bad worker minus without it (None: the honest pool's row is missing)."""
     return None if none is None else row["accuracy"] - none["accuracy"]
@@ -120,4 +136,5 @@ def report(results: dict[str, dict]) -> str:
         text += ["", "Chosen by their accuracy on these rows, among the offered workers (the bad one included): "
                  + "; ".join(picks + oracle) + "."]
     text += ["", *trained_lines(methods)] if trained_lines(methods) else []
+    text += ["", NOTES]
     return "\n".join(text)
