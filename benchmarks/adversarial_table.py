@@ -18,7 +18,7 @@ AROUND = ("trusted", "outvoted", "checked", "unread")  # what a workflow wrote a
 
 NOTES = (
     "How to read it. Every scoring run has fresh simulated workers, so the same call meets the same dice in "
-    "every method and condition: a change of +0.0 means the method's workflows did not change. The best single "
+    "every method and condition: a method whose workflows do not change scores the same (+0.0). The best single "
     "worker, the per-domain oracle and the oracle's strategies choose by their accuracy on these rows among the "
     "offered workers, the bad one included (knowledge no router has in advance): they pick a bad worker only "
     "where it answers best (the confidently wrong worker is good outside math). The learned router (TF-IDF "
@@ -82,6 +82,7 @@ def trained_lines(methods: dict[str, dict[str, dict]]) -> list[str]:
     for family in ("with", "without"):
         seeds = {m: c for m, c in methods.items() if m.startswith(f"Conductor trained {family} bad workers")}
         if not seeds:
+            lines.append(f"Trained {family} bad workers: no seed measured here.")
             continue
         met = [m for m, c in seeds.items() if kinds_within(c)[0] >= KINDS_NEEDED]
         injected = [f"{100 * c['injector']['injected_final']:.1f} % of {c['injector']['injector_took_part']}"

@@ -50,7 +50,7 @@ def test_the_trained_conductors_bars() -> None:
     # 4 kinds lose 1 point, the injector 5: 4 of 5 within, so the seed meets the kinds bar
     assert "Trained with bad workers: loses <= 2 points in >= 4 of 5 kinds in 1 of 1 seeds run" in text
     assert "injected (wrong) one on 2.0 % of 50 questions (the bar: <= 1 %)" in text
-    assert "Trained without bad workers" not in text  # none measured: no line
+    assert "Trained without bad workers: no seed measured here." in text
 
 
 def trace_of(workers: list[str], reads: list[list[int]], answer: str | None = None, *, correct: bool = False):  # noqa: ANN201
