@@ -295,7 +295,7 @@ def run_trained(problems: Sequence[Problem], fresh: Pools, store: Store, out: Pa
             steps = local_profile(out).max_steps
             label += f" (stopped by the deadline at GRPO step {reached[1]} of {steps})"
         else:
-            print(f"[adversarial] {label}: training", flush=True)
+            print(f"[adversarial] {label}: training (reused when trained before)", flush=True)
             model_dir, cpu, wall = train_seed(out, fresh.pool_file, seed, fraction)
         model, tokenizer = load_causal_lm(model_dir), load_tokenizer(model_dir)
         for condition in (NONE, *KINDS):
