@@ -107,3 +107,50 @@ def test_an_excluded_worker_is_never_called_in_an_evaluation(drill) -> None:  # 
     steps = _steps(drill["db"], drill["excluded"].evaluation_id)
     assert len(steps) == 4 * QUESTIONS and DOWN not in {s["worker_id"] for s in steps}
     assert drill["excluded"].outages == []
+
+
+# ---- the whole night: training, evaluation, gate and summary over the same three workers ----
+
+@pytest.fixture(scope="module")
+def outage_night(prefect_harness: Path, tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
+    """One nightly (`nightly_flow`: curation, a tiny training run, the evaluation, costs, the gate,
+    the summary) whose pool is the three loopback workers, w0 returning 503 all night."""
+    import uuid
+
+    from flows.nightly import NightConfig, nightly_flow
+    from tests.test_nightly import TINY
+
+    d = tmp_path_factory.mktemp("outage-night")
+    mp = pytest.MonkeyPatch()
+    mp.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{d / 'mlflow.db'}")
+    for name, value in {"MAX_RETRIES": RETRIES, "BACKOFF_BASE_S": 0, "BACKOFF_MAX_S": 0,
+                        "BREAKER_FAILURES": BREAKER_FAILURES, "BREAKER_COOLDOWN_S": 3600}.items():
+        mp.setenv(f"CONDUCTOR_EXECUTION__{name}", str(value))
+    try:
+        with LoopbackServer() as loop:
+            loop.on(f"/{DOWN}/v1/chat/completions", lambda r: Reply(503, openai_error(503, "down all night")))
+            for w in ("w1", "w2"):
+                loop.on(f"/{w}/v1/chat/completions", lambda r: Reply(body=openai_chat("The answer is 42.")))
+            pool = d / "pool.yaml"
+            pool.write_text("name: outage-night\nworkers:\n" + "".join(
+                f"  - {{id: {w}, provider: openai_compatible, model: m-{w}, prices: {{input: 1.0, output: 2.0}},"
+                f" options: {{base_url: \"{loop.url}/{w}/v1\"}}}}\n" for w in (DOWN, "w1", "w2")))
+            summary = nightly_flow(NightConfig(pool_file=pool, steps=1, chunk_steps=1, heldout_problems=4, baselines=[],
+                                               training_overrides=TINY, concurrency=2, db_path=str(d / "wh.duckdb"),
+                                               run_key=f"outage-{uuid.uuid4().hex[:8]}"))
+        yield {"summary": summary, "db": d / "wh.duckdb"}
+    finally:
+        mp.undo()
+
+
+def test_a_night_with_a_worker_down_completes_answered_by_fallbacks_and_its_summary_names_the_outage(
+        outage_night) -> None:  # noqa: ANN001
+    s = outage_night["summary"]
+    assert s.trained.version and s.decision.promotion_id  # trained, evaluated, gated: the night completed
+    steps = _steps(outage_night["db"], s.evaluated.evaluation_id)
+    affected = [x for x in steps if x["worker_id"] == DOWN]
+    assert affected  # the template baseline's fan-out gives w0 two steps a question
+    assert all(x["status"] == "ok" and x["answered_by"] in ("w1", "w2") and x["fallback_reason"] for x in affected)
+    assert s.evaluated.outages and all(line.startswith(f"outage: worker {DOWN} down for") for line in s.evaluated.outages)
+    for line in s.evaluated.outages:  # the night's summary (the Prefect artifact's markdown) names it
+        assert f"\n- {line}" in s.report.results_markdown

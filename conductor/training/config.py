@@ -47,6 +47,14 @@ class ConductorTrainingConfig(GRPOConfig):
     pool_k_max: int | None = field(
         default=None, metadata={"help": "Most workers a randomized pool offers (None: the whole pool)."}
     )
+    bad_worker_fraction: float = field(
+        default=0.0,
+        metadata={"help": "Randomized pools only: the share of prompt rows (warm start and GRPO) that also offer one "
+                  "bad worker of the pool file (a simulated worker whose `behaviour` is not honest, "
+                  "docs/simulated.md) at a random position, under its plausible name and description; the other "
+                  "rows offer none. The Conductor can only learn to avoid or check it from outcomes. 0: bad "
+                  "workers are never offered in randomized rows."},
+    )
     recursion_fraction: float = field(
         default=0.0,
         metadata={"help": "Share of prompt rows that also offer the Conductor itself and get a forced second round "
@@ -174,6 +182,10 @@ class ConductorTrainingConfig(GRPOConfig):
                   "split is never selected on)."},
     )
 
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        bad_worker_share(self)  # refused when built, not after a warm start
+
 
 def effort_rates(config: ConductorTrainingConfig) -> dict[Effort, float]:
     """Each trained effort level and its charge per worker call (empty: no effort rows). ValueError
@@ -191,6 +203,17 @@ def effort_rates(config: ConductorTrainingConfig) -> dict[Effort, float]:
             raise ValueError(f"effort_call_rates: {level} at {rate:g} a call must be >= 0 and < {0.5 / most_calls:g}"
                              f" ({most_calls} calls would charge a parsed workflow more than a wrong answer earns)")
     return dict(zip(levels, rates))
+
+
+def bad_worker_share(config: ConductorTrainingConfig) -> float:
+    """`config.bad_worker_fraction`, checked: ValueError outside [0, 1], or above 0 without
+    randomized pools (a full-pool row offers every worker, so the share would change nothing)."""
+    share = config.bad_worker_fraction
+    if not 0.0 <= share <= 1.0:
+        raise ValueError(f"bad_worker_fraction must be between 0 and 1 (got {share:g})")
+    if share > 0 and not config.randomized_pools:
+        raise ValueError("bad_worker_fraction needs randomized_pools: a full-pool row already offers every worker")
+    return share
 
 
 def apply_torch_threads(config: ConductorTrainingConfig) -> None:

@@ -17,7 +17,8 @@ from conductor.models.prompt_format import PromptFormat, write_prompt_format
 from conductor.data.schema import Problem
 from conductor.training.callbacks import (BudgetCallback, HeldOutEval, RewardStatsCheckpoint, StepLog, StopAtStep,
                                          send_logs_to, world_total)
-from conductor.training.config import ConductorTrainingConfig, apply_torch_threads, effort_rates, lora_config
+from conductor.training.config import (ConductorTrainingConfig, apply_torch_threads, bad_worker_share, effort_rates,
+                                       lora_config)
 from conductor.training.dataset import PoolSampling, build_rows, to_dataset, training_pool
 from conductor.training.policy import TransformersPolicy
 from conductor.training.result import TrainResult
@@ -90,7 +91,7 @@ class StepTimer:
 
 def sampling_of(config: ConductorTrainingConfig) -> PoolSampling:
     return PoolSampling(config.randomized_pools, config.pool_k_min, config.pool_k_max, config.recursion_fraction,
-                        efforts=tuple(effort_rates(config)))
+                        efforts=tuple(effort_rates(config)), bad_worker_fraction=bad_worker_share(config))
 
 
 def with_second_rounds(dataset: Any, rows: Sequence[Any], pool: Any, config: ConductorTrainingConfig, tokenizer: Any,

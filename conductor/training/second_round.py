@@ -20,7 +20,7 @@ import asyncio
 import json
 import random
 from collections.abc import Sequence
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any
 
 from conductor.config import ExecutionConfig
@@ -87,7 +87,7 @@ def recursion_sft_examples(problems: Sequence[Problem], pool: Pool, sampling: Po
     from conductor.training.sft_data import completion_text, draw_example
 
     rng = random.Random(seed + 7919)
-    plain = PoolSampling(sampling.randomized, sampling.k_min, sampling.k_max, 0.0)
+    plain = replace(sampling, recursion_fraction=0.0, efforts=())  # bad workers as the run offers them
     rows: list[PromptRow] = []
     texts: list[str] = []
     for c in range(copies):

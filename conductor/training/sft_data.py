@@ -31,6 +31,7 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Sequence
+from dataclasses import replace
 
 from conductor.data.schema import Problem
 from conductor.models.automaton import DecisionAutomaton
@@ -104,7 +105,7 @@ def sft_examples(
     for c in range(copies):
         # No recursion rows here (no Conductor offered); second rounds are
         # `second_round.recursion_sft_examples` (config.sft_recursion_copies).
-        plain = PoolSampling(sampling.randomized, sampling.k_min, sampling.k_max, 0.0)
+        plain = replace(sampling, recursion_fraction=0.0, efforts=())  # bad workers as the run offers them
         for row in build_rows(problems, pool, plain, seed=seed * 1000 + c):
             out.append(example_for(row, pool, rng, examples=examples, plans=plans))
     return out

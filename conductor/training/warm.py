@@ -10,7 +10,7 @@ from typing import Any
 
 from conductor.data.schema import Problem
 from conductor.training.base_model import init_tiny_conductor
-from conductor.training.config import ConductorTrainingConfig, apply_torch_threads, lora_config
+from conductor.training.config import ConductorTrainingConfig, apply_torch_threads, bad_worker_share, lora_config
 from conductor.training.dataset import PoolSampling, training_pool
 from conductor.training.second_round import recursion_sft_examples
 from conductor.training.sft import warm_start
@@ -18,6 +18,13 @@ from conductor.training.problems import take_per_domain
 from conductor.training.sft_data import sft_examples
 from conductor.training.strategies import PLANS
 from conductor.models.prompt_format import PromptFormat, write_prompt_format
+
+
+def warm_sampling(config: ConductorTrainingConfig) -> PoolSampling:
+    """The pools the warm start offers: those GRPO will (the full pool, or random subsets with a
+    bad worker in `bad_worker_fraction` of them), without recursion rows or effort levels."""
+    return PoolSampling(randomized=config.randomized_pools, k_min=config.pool_k_min, k_max=config.pool_k_max,
+                        bad_worker_fraction=bad_worker_share(config))
 
 
 def warm_started_tiny(
@@ -39,7 +46,7 @@ def warm_started_tiny(
     base = init_tiny_conductor(out / "base", all_train, pool, seed=config.seed, **shape)
     # SFT offers the pools GRPO will: the full pool (workers uniform over it, so the SFT policy
     # starts with maximal entropy over workers), or random subsets for a randomized-pools run.
-    sampling = PoolSampling(randomized=config.randomized_pools, k_min=config.pool_k_min, k_max=config.pool_k_max)
+    sampling = warm_sampling(config)
     examples = sft_examples(train_problems, pool, sampling, copies=copies, seed=config.seed, examples=config.few_shot_examples)
     if config.sft_recursion_copies > 0:  # second rounds, after the warm start's own first rounds run over the pool
         examples += recursion_sft_examples(train_problems, pool, sampling, copies=config.sft_recursion_copies,
@@ -65,7 +72,7 @@ def warm_started_from(
     out = Path(config.output_dir)
     problems = take_per_domain(list(train_problems), config.sft_problems, seed=config.seed)
     pool = training_pool(config.pool_file, problems)
-    sampling = PoolSampling(randomized=config.randomized_pools, k_min=config.pool_k_min, k_max=config.pool_k_max)
+    sampling = warm_sampling(config)
     plans = [p for p in PLANS if p.name in config.sft_plans] if config.sft_plans else PLANS
     if len(plans) != len(config.sft_plans or PLANS):
         raise ValueError(f"unknown plan in sft_plans {config.sft_plans} (known: {', '.join(p.name for p in PLANS)})")

@@ -1,0 +1,346 @@
+"""A pool that misbehaves (issue 35), SIMULATED: on the 509 held-out bank problems, each method
+over the local pool's four honest workers, and over the same pool with one bad worker of each kind
+added (docs/simulated.md, "Bad workers": flaky, confident_wrong, sycophant, lazy, injector; the
+bad-sim pool's workers, under their plausible names and descriptions) at a seeded random position
+per question (the same positions for every method and kind). It reports accuracy and the drop
+against the same pool without the bad worker, $ and worker calls per question, how often a
+method's workflow called the bad worker and what it wrote around it, and, with the injector, how
+often the final answer was its injected one.
+
+Methods: the baselines (each single worker and the best of them, the per-domain oracle router, a
+learned router, the oracle's strategies: self-verify and 3 or 4 attempts + an aggregator,
+template fanout and verify, MoA) and trained Conductors (the local profile on randomized pools of
+the local + bad workers: one trained with `bad_worker_fraction` of its rows holding one bad
+worker, one trained with none):
+
+    python benchmarks/adversarial.py --baselines
+    nice -n 10 python benchmarks/adversarial.py --seeds 0        # trains with and without bad workers
+    python benchmarks/adversarial.py --report --write docs/benchmarks.md
+
+A baseline that picks workers by their measured accuracy (the best single worker, the oracle and
+its strategies) picks among the offered workers, the bad one included, on these rows: knowledge
+no router has in advance. The template methods and MoA take the workers in the offered order.
+Every figure describes the simulation, never a real model.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import resource
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+for _switch in ("HF_HUB_DISABLE_PROGRESS_BARS", "HF_DATASETS_DISABLE_PROGRESS_BARS"):
+    os.environ.setdefault(_switch, "1")
+os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
+
+import yaml  # noqa: E402
+
+from benchmarks.adversarial_table import KINDS, NONE, report  # noqa: E402
+from benchmarks.report import write_section  # noqa: E402
+from conductor.config import REPO_ROOT, ExecutionConfig  # noqa: E402
+from conductor.data.schema import Problem  # noqa: E402
+from conductor.evaluation.baselines import moa_workflow, prompt_for  # noqa: E402
+from conductor.evaluation.router import RouterPlanner  # noqa: E402
+from conductor.planners import template_workflow  # noqa: E402
+from conductor.trace import Trace  # noqa: E402
+from conductor.training.compare import ORACLE_STRATEGIES, single_text  # noqa: E402
+from conductor.training.config import local_profile  # noqa: E402
+from conductor.training.dataset import PoolSampling, PromptRow, build_rows, training_pool  # noqa: E402
+from conductor.training.evaluate import EvalResult, evaluate_policy, score_texts  # noqa: E402
+from conductor.training.pipeline import run_training  # noqa: E402
+from conductor.training.problems import bank_splits, heldout_problems, take_per_domain  # noqa: E402
+from conductor.workers.pool import Pool  # noqa: E402
+from conductor.workers.simulated.answers import canonical, extract_answer  # noqa: E402
+from conductor.workers.simulated.options import INJECTED_ANSWER, SimulatedOptions  # noqa: E402
+from conductor.workflow import render  # noqa: E402
+
+LOCAL = REPO_ROOT / "deployments" / "pools" / "local.yaml"
+BAD_SIM = REPO_ROOT / "deployments" / "pools" / "bad-sim.yaml"
+# The share of training rows with one bad worker in the "trained with bad workers" runs: half the
+# rows, so each kind meets a tenth of them.
+BAD_FRACTION = 0.5
+ROUTER_TRAIN = 400  # training problems the learned router fits on (every worker alone on each)
+
+
+def cpu_s() -> float:
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    return ru.ru_utime + ru.ru_stime
+
+
+def drop(figures: dict) -> None:
+    """A trainer's per-step log dict: nowhere (the tables are the output)."""
+
+
+def combined_pool_file(out: Path) -> Path:
+    """local.yaml's workers followed by bad-sim.yaml's bad ones (each defined once, in its file),
+    written under `out` for training and evaluation."""
+    local, bad = yaml.safe_load(LOCAL.read_text()), yaml.safe_load(BAD_SIM.read_text())
+    extra = [w for w in bad["workers"] if w.get("options", {}).get("behaviour", "honest") != "honest"]
+    pool = {"name": "local-plus-bad-simulated", "prices_checked": local["prices_checked"],
+            "workers": local["workers"] + extra}
+    path = out / "local-plus-bad.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("# Generated by benchmarks/adversarial.py from local.yaml and bad-sim.yaml. SIMULATED.\n"
+                    + yaml.safe_dump(pool, sort_keys=False))
+    return path
+
+
+def bad_worker_of(pool: Pool) -> dict[str, str]:
+    """kind -> the pool's worker of that behaviour."""
+    return {s.options["behaviour"]: s.id for s in pool.specs if s.options.get("behaviour", "honest") != "honest"}
+
+
+def honest_ids(pool: Pool) -> list[str]:
+    return [s.id for s in pool.specs if not s.is_conductor and s.options.get("behaviour", "honest") == "honest"]
+
+
+def condition_rows(problems: Sequence[Problem], pool: Pool, bad: str | None, *, seed: int = 0) -> list[PromptRow]:
+    """The honest workers in file order, and `bad` (when given) inserted at a seeded random position
+    per problem: the same positions whichever bad worker it is."""
+    honest, rng = honest_ids(pool), random.Random(seed)
+    rows = []
+    for p in problems:
+        ids = list(honest)
+        at = rng.randint(0, len(ids))
+        if bad is not None:
+            ids.insert(at, bad)
+        rows.append(PromptRow(problem=p, pool_ids=tuple(ids), recursion=False))
+    return rows
+
+
+def score(texts: Sequence[str], rows: Sequence[PromptRow], pool: Pool, *, max_steps: int = 5) -> EvalResult:
+    return asyncio.run(score_texts(texts, rows, pool, examples=False, execution=ExecutionConfig(max_steps=max_steps)))
+
+
+class Pools:
+    """A fresh pool for each scoring run: a simulated worker draws the n-th identical call's dice
+    from n, so fresh workers give every method and condition the same dice (common random
+    numbers: a drop is the bad worker's, not a reroll's)."""
+
+    def __init__(self, pool_file: Path, problems: Sequence[Problem]) -> None:
+        self.pool_file, self.problems = pool_file, list(problems)
+
+    def __call__(self) -> Pool:
+        return training_pool(self.pool_file, self.problems, latency_scale=0.0)
+
+
+def correct(trace: Trace) -> bool:
+    return bool(trace.verdict and trace.verdict.correct)
+
+
+def around(trace: Trace, bad: str) -> str:
+    """What a workflow wrote around the bad worker: avoided (never called it), trusted (its step
+    is the final answer), outvoted (a later step read its answer with another worker's), checked
+    (a later step read its answer alone), or unread (called, and nothing read it)."""
+    mine = {s.index for s in trace.steps if s.worker_id == bad}
+    if not mine:
+        return "avoided"
+    if trace.steps and trace.steps[-1].index in mine:
+        return "trusted"
+    readers = [s for s in trace.steps if s.index not in mine and mine & set(s.reads)]
+    if not readers:
+        return "unread"
+    return "outvoted" if any(set(s.reads) - mine for s in readers) else "checked"
+
+
+def injected_wrong(trace: Trace, problem: Problem, answers: dict[str, str]) -> bool:
+    """The final answer, read as the verifiers read it, is the injector's fixed one for the
+    problem's domain, and wrong (the fixed answer is right on some problems)."""
+    if trace.answer is None or correct(trace):
+        return False
+    fixed = answers.get(problem.domain) or INJECTED_ANSWER[problem.domain]
+    return extract_answer(problem, trace.answer) == canonical(problem, fixed)
+
+
+def figures(method: str, condition: str, r: EvalResult, rows: Sequence[PromptRow], bad: str | None, pool: Pool,
+            **extra: object) -> dict:
+    row: dict = {"method": method, "condition": condition, "n": r.n, "accuracy": r.accuracy,
+                 "format_rate": r.format_rate, "usd_per_question": r.usd_per_question,
+                 "calls_per_question": r.calls_per_question, **extra}
+    if bad is not None:
+        kinds = Counter(around(t, bad) for t in r.traces)
+        row["around"] = dict(kinds)
+        row["bad_chosen"] = 1 - kinds["avoided"] / max(1, r.n)
+        spec = next(s for s in pool.specs if s.id == bad)
+        if spec.options.get("behaviour") == "injector":
+            answers = SimulatedOptions(**spec.options).injected_answer
+            took_part = [(t, pr.problem) for t, pr in zip(r.traces, rows) if around(t, bad) != "avoided"]
+            row["injector_took_part"] = len(took_part)
+            row["injected_final"] = (sum(injected_wrong(t, p, answers) for t, p in took_part) / len(took_part)
+                                     if took_part else None)
+    return row
+
+
+class Store:
+    """results.json under --out: one entry per (method, condition), replaced when re-measured."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+
+    def load(self) -> dict[str, dict]:
+        return json.loads(self.path.read_text()) if self.path.exists() else {}
+
+    def put(self, row: dict) -> None:
+        data = self.load()  # re-read: another process may have added its rows meanwhile
+        data[f"{row['method']} | {row['condition']}"] = {
+            **row, "measured_at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "load_avg_1m": os.getloadavg()[0]}
+        self.path.write_text(json.dumps(data, indent=1))
+        print(f"  {row['method']} | {row['condition']}: accuracy {row['accuracy']:.3f}, "
+              f"{row['calls_per_question']:.2f} calls/q"
+              + (f", bad worker chosen {row['bad_chosen']:.1%}" if "bad_chosen" in row else ""), flush=True)
+
+
+def index_in(row: PromptRow, worker: str) -> int:
+    return row.pool_ids.index(worker)
+
+
+def learned_router(pool: Pool, pool_file: Path) -> RouterPlanner:
+    """The TF-IDF router (conductor/evaluation/router.py) fitted on every worker's single-step
+    outcomes on training problems, bad workers included: it learns from outcomes only."""
+    train = take_per_domain(bank_splits().train, ROUTER_TRAIN, seed=0)
+    tpool = training_pool(pool_file, train, latency_scale=0.0)
+    rows = build_rows(train, tpool, PoolSampling(), seed=0)  # every worker offered, in file order
+    workers = [s.id for s in tpool.specs if not s.is_conductor]
+    outcomes = {w: [correct(t) for t in score([single_text(index_in(r, w), r.problem) for r in rows], rows, tpool).traces]
+                for w in workers}
+    return RouterPlanner.fit([p.task_text for p in train], outcomes, seed=0)
+
+
+def run_baselines(problems: Sequence[Problem], fresh: Pools, store: Store) -> None:
+    pool = fresh()
+    router = learned_router(pool, fresh.pool_file)
+    bad_of = bad_worker_of(pool)
+    for condition in (NONE, *KINDS):
+        bad = None if condition == NONE else bad_of[condition]
+        rows = condition_rows(problems, pool, bad)
+        put: Callable[..., None] = lambda name, r, **kw: store.put(figures(name, condition, r, rows, bad, pool, **kw))  # noqa: E731
+        offered = list(rows[0].pool_ids)
+        single = {w: score([single_text(index_in(r, w), r.problem) for r in rows], rows, fresh()) for w in offered}
+        best = max(offered, key=lambda w: single[w].accuracy)
+        put("best single worker", single[best], worker=best)
+        oracle: dict[str, str] = {}
+        for d in sorted({p.domain for p in problems}):
+            idx = [k for k, r in enumerate(rows) if r.problem.domain == d]
+            oracle[d] = max(offered, key=lambda w: sum(correct(single[w].traces[k]) for k in idx))
+        put("per-domain oracle router", score([single_text(index_in(r, oracle[r.problem.domain]), r.problem)
+                                                for r in rows], rows, fresh()), workers=oracle)
+        for name, text_of in ORACLE_STRATEGIES.items():
+            put(name, score([text_of(index_in(r, oracle[r.problem.domain]), r.problem) for r in rows], rows, fresh()))
+        routed = [max(sorted(r.pool_ids), key=lambda w: router.scores(r.problem.task_text)[w]) for r in rows]
+        put("learned router (TF-IDF)", score([single_text(index_in(r, w), r.problem) for r, w in zip(rows, routed)],
+                                             rows, fresh()))
+        for shape in ("fanout", "verify"):
+            texts = [render(template_workflow(shape, list(range(len(r.pool_ids))))) for r in rows]
+            put(f"template {shape}", score(texts, rows, fresh()))
+        texts = [render(moa_workflow(list(range(len(r.pool_ids))), 0, prompt_for(r.problem.domain))) for r in rows]
+        put("MoA (every worker, the first aggregates)", score(texts, rows, fresh(), max_steps=len(offered) + 1))
+
+
+def run_dir_of(out: Path, seed: int, fraction: float) -> Path:
+    return out / ("with-bad" if fraction else "without-bad") / f"seed{seed}"
+
+
+def last_checkpoint_of(run_dir: Path) -> tuple[Path, int] | None:
+    """A run stopped before its end (a deadline): its last checkpoint and the step it reached."""
+    ckpts = sorted(run_dir.glob("checkpoint-*"), key=lambda p: int(p.name.split("-")[1]))
+    return (ckpts[-1], int(ckpts[-1].name.split("-")[1])) if ckpts else None
+
+
+def train_seed(out: Path, pool_file: Path, seed: int, fraction: float) -> tuple[Path, float, float]:
+    """The local profile on randomized pools of the combined pool (reused when trained before)."""
+    run_dir = run_dir_of(out, seed, fraction)
+    cost = run_dir / "cost.json"
+    if cost.exists():
+        c = json.loads(cost.read_text())
+        return Path(c["model_dir"]), c["cpu_min"], c["wall_min"]
+    cfg = local_profile(run_dir, pool_file=str(pool_file), randomized_pools=True, bad_worker_fraction=fraction,
+                        seed=seed, train_seed=seed)
+    c0, w0 = cpu_s(), time.perf_counter()
+    result = run_training(cfg, on_log=drop).result
+    c = {"model_dir": str(result.model_dir), "cpu_min": (cpu_s() - c0) / 60, "wall_min": (time.perf_counter() - w0) / 60,
+         "steps": result.steps, "bad_worker_fraction": fraction}
+    cost.write_text(json.dumps(c))
+    return result.model_dir, c["cpu_min"], c["wall_min"]
+
+
+def run_trained(problems: Sequence[Problem], fresh: Pools, store: Store, out: Path, seed: int,
+                fractions: Sequence[float] = (BAD_FRACTION, 0.0), *, partial: bool = False) -> None:
+    """Train (or reuse) and evaluate; `partial`: evaluate the last checkpoint of a run stopped
+    before its end instead, labelled with the step it reached."""
+    from conductor.models.constrained import load_causal_lm
+    from conductor.models.tiny import load_tokenizer
+
+    pool = fresh()
+    bad_of = bad_worker_of(pool)
+    for fraction in fractions:
+        label = f"Conductor trained {'with' if fraction else 'without'} bad workers, seed {seed}"
+        if partial:
+            reached = last_checkpoint_of(run_dir_of(out, seed, fraction))
+            if reached is None:
+                print(f"[adversarial] {label}: no checkpoint yet, not evaluated", flush=True)
+                continue
+            model_dir, cpu, wall = reached[0], None, None
+            steps = local_profile(out).max_steps
+            label += f" (stopped by the deadline at GRPO step {reached[1]} of {steps})"
+        else:
+            print(f"[adversarial] {label}: training (reused when trained before)", flush=True)
+            model_dir, cpu, wall = train_seed(out, fresh.pool_file, seed, fraction)
+        model, tokenizer = load_causal_lm(model_dir), load_tokenizer(model_dir)
+        for condition in (NONE, *KINDS):
+            bad = None if condition == NONE else bad_of[condition]
+            rows = condition_rows(problems, pool, bad)
+            r = evaluate_policy(model, tokenizer, rows, fresh(), examples=False, max_new_tokens=64)
+            store.put(figures(label, condition, r, rows, bad, pool, trained=True, seed=seed, cpu_min=cpu, wall_min=wall,
+                              bad_worker_fraction=fraction, model_dir=str(model_dir)))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--baselines", action="store_true", help="Measure the baselines (no training).")
+    ap.add_argument("--seeds", type=int, nargs="*", default=[],
+                    help="Train (or reuse) the Conductors with and without bad workers for these seeds and evaluate them.")
+    ap.add_argument("--partial", action="store_true",
+                    help="With --seeds: evaluate each run's last checkpoint (a run stopped by a deadline), not train.")
+    ap.add_argument("--variant", choices=("both", "with", "without"), default="both",
+                    help="With --seeds: the Conductors trained with bad workers, without them, or both (two "
+                         "processes can train one each).")
+    ap.add_argument("--out", type=Path, default=Path(".conductor/bench-adversarial"))
+    ap.add_argument("--report", action="store_true", help="Print (and with --write, write) the tables.")
+    ap.add_argument("--write", type=Path, default=None)
+    ns = ap.parse_args()
+    store = Store(ns.out / "results.json")
+    if ns.baselines or ns.seeds:
+        from conductor.cli.train import quiet_library_bars
+
+        quiet_library_bars()
+        problems = heldout_problems("bank")
+        fresh = Pools(combined_pool_file(ns.out), problems)
+        if ns.baselines:
+            c0 = cpu_s()
+            run_baselines(problems, fresh, store)
+            print(f"[adversarial] baselines: {(cpu_s() - c0) / 60:.1f} CPU-min", flush=True)
+        for seed in ns.seeds:
+            fractions = {"both": (BAD_FRACTION, 0.0), "with": (BAD_FRACTION,), "without": (0.0,)}[ns.variant]
+            run_trained(problems, fresh, store, ns.out, seed, fractions, partial=ns.partial)
+    if ns.report or ns.write:
+        body = report(store.load())
+        print(body)
+        if ns.write:
+            write_section(ns.write, "adversarial-509", "A pool that misbehaves: one bad worker added, 509 held-out "
+                          "bank problems, local pool (benchmarks/adversarial.py, SIMULATED)", body)
+
+
+if __name__ == "__main__":
+    main()
