@@ -5,6 +5,7 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
+import sys
 import tempfile
 
 # Set before any project or rich import reads them.
@@ -40,6 +41,24 @@ def prefect_harness() -> Iterator[Path]:
 
     with prefect_test_harness(server_startup_timeout=120):
         yield Path(os.environ["CONDUCTOR_HOME"])
+
+
+@pytest.fixture(autouse=True)
+def prefect_console_on_a_live_stderr() -> Iterator[None]:
+    """A flow run inside `CliRunner().invoke` sets Prefect's console handler up on the runner's
+    stderr, which is closed when the command returns; the next flow in this process then logs into
+    a closed file (ValueError, then a RecursionError through Prefect's print-as-log). Seen when
+    test_evaluation_flow and test_training_flow share a process. After each test, such a handler
+    is pointed at the process's own stderr (never closed)."""
+    yield
+    import logging
+
+    loggers = [logging.getLogger(), *(lg for lg in logging.Logger.manager.loggerDict.values()
+                                       if isinstance(lg, logging.Logger))]
+    for handler in (h for lg in loggers for h in lg.handlers):
+        if type(handler).__name__ == "PrefectConsoleHandler" and getattr(handler.stream, "closed", False):
+            handler.stream = sys.__stderr__  # not setStream: it flushes the closed one first
+            handler.console.file = sys.__stderr__
 
 
 @pytest.fixture(scope="module")
