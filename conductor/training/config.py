@@ -55,8 +55,9 @@ class ConductorTrainingConfig(GRPOConfig):
     second_round_fraction: float = field(
         default=0.0,
         metadata={"help": "Share of prompt rows that are second rounds: the prompt is the recursion prompt of a first "
-                  "round the starting model wrote (sampled) and ran, and the completion (keep the answer, a check, "
-                  "more attempts and an aggregator reading both rounds) is trained on with the final answer's reward "
+                  "round the current policy wrote (greedily, when the row is drawn) and ran, and the completion (keep the "
+                  "answer, a check, more attempts and an aggregator reading both rounds) is trained on with the final "
+                  "answer's reward "
                   "(conductor/training/second_round.py)."},
     )
     sft_recursion_copies: int = field(

@@ -164,6 +164,7 @@ class WorkflowReward:
         recursion: list[bool] | None = None,
         prior: list[str] | None = None,
         effort: list[str | None] | None = None,
+        first_round_step: list[int] | None = None,
         log_extra: Callable[[str, list], None] | None = None,
         log_metric: Callable[[str, float], None] | None = None,
         trainer_state: Any = None,
@@ -194,6 +195,12 @@ class WorkflowReward:
         levels = [Effort(e) if e else None for e in (effort or [None] * len(completions))]
         scored = await asyncio.gather(*(one(i) for i in range(len(completions))))
         self._account(scored, step, log_extra, log_metric)
+        if log_metric is not None and prior is not None and first_round_step is not None:
+            # How many optimizer steps old the policy that wrote the second-round rows' first rounds
+            # is (0-1 when they are written as the rows are drawn); no second-round row: not logged.
+            ages = [step - v for p, v in zip(prior, first_round_step) if p and v >= 0]
+            if ages:
+                log_metric("second_round_age", sum(ages) / len(ages))
         return [s.reward - (effort_charge(s, self.effort_rates.get(level, 0.0)) if level else 0.0)
                 for s, level in zip(scored, levels)]
 
