@@ -14,7 +14,8 @@ add attempts / replace).
 
 `--train` runs the local profile from scratch with `sft_recursion_copies=1` (second rounds in the
 warm start, after its own first rounds run over the pool) and `second_round_fraction=0.5` (half the
-GRPO rows are second rounds, trained on with the final answer's reward). `--fixed` runs each domain's
+GRPO rows are second rounds after a first round the policy being trained writes as the row is
+drawn, trained on with the final answer's reward). `--fixed` runs each domain's
 oracle worker with the phrasing library's best wording (by the simulator's own instruction
 quality: a ceiling, not a policy): 4 attempts + aggregator; 4 more + an aggregator reading both
 rounds where the first 4 disagree; and always.
