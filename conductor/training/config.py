@@ -89,6 +89,11 @@ class ConductorTrainingConfig(GRPOConfig):
         default=0.0,
         metadata={"help": "Reward shaping: reward - cost_weight * usd of the rollout. 0 is the paper's reward."},
     )
+    second_round_cost_weight: float | None = field(
+        default=None,
+        metadata={"help": "cost_weight for the second-round rows' own calls (reward - weight * usd of the second "
+                  "round): what keeping a good first round saves (None: cost_weight)."},
+    )
     simulated_latency_scale: float = field(
         default=1.0,
         metadata={"help": "Multiplies how long simulated workers wait before answering, during training and its "

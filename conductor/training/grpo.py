@@ -169,6 +169,7 @@ def train_grpo(
         pool, execution=execution, examples=config.few_shot_examples, cost_weight=config.cost_weight,
         recursion_discount=config.recursion_discount, concurrency=config.reward_concurrency, sink=sink,
         run_id=run_id, seed=config.seed, effort_rates=effort_rates(config),
+        second_round_cost_weight=config.second_round_cost_weight,
     )
     budget = BudgetCallback(reward, config.max_usd)
     chunk_end = StopAtStep(config.stop_at_step)
