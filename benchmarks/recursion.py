@@ -14,7 +14,8 @@ add attempts / replace).
 
 `--train` runs the local profile from scratch with `sft_recursion_copies=1` (second rounds in the
 warm start, after its own first rounds run over the pool) and `second_round_fraction=0.5` (half the
-GRPO rows are second rounds, trained on with the final answer's reward). `--fixed` runs each domain's
+GRPO rows are second rounds after a first round the policy being trained writes as the row is
+drawn, trained on with the final answer's reward). `--fixed` runs each domain's
 oracle worker with the phrasing library's best wording (by the simulator's own instruction
 quality: a ceiling, not a policy): 4 attempts + aggregator; 4 more + an aggregator reading both
 rounds where the first 4 disagree; and always.
@@ -183,12 +184,14 @@ def parse_rates(model_dir: Path, rows, pool, *, n: int = 32, samples: int = 4) -
     return out
 
 
-def train_seed(out: Path, seed: int) -> Path:
+def train_seed(out: Path, seed: int, second_round_cost_weight: float | None = None) -> Path:
     """The local profile from scratch (its own warm start) with second rounds in the warm start and
-    in GRPO; returns the trained model's directory."""
+    in GRPO; returns the trained model's directory. An OUT holding only an earlier run's sft/
+    reuses that warm start (with base/ there too, pipeline.ensure_model starts GRPO from base/)."""
     from conductor.training.pipeline import run_training
 
-    cfg = local_profile(out, seed=seed, train_seed=seed, sft_recursion_copies=1, second_round_fraction=0.5)
+    cfg = local_profile(out, seed=seed, train_seed=seed, sft_recursion_copies=1, second_round_fraction=0.5,
+                        second_round_cost_weight=second_round_cost_weight)
     t0, c0 = time.perf_counter(), time.process_time()
     outcome = run_training(cfg)
     print(f"trained seed {seed}: {outcome.result.model_dir} ({(time.perf_counter() - t0) / 60:.1f} wall-min, "
@@ -219,6 +222,8 @@ def main() -> None:
     ap.add_argument("models", nargs="*", type=Path, help="model directories (label: the directory's path)")
     ap.add_argument("--train", type=Path, default=None, help="train a model from scratch here first (see above)")
     ap.add_argument("--seed", type=int, default=1, help="with --train: the seed")
+    ap.add_argument("--second-round-cost-weight", type=float, default=None,
+                    help="with --train: reward - this x $ of a second-round row's own calls (default: none)")
     ap.add_argument("--fixed", action="store_true", help="also the environment's fixed one- and two-round rows")
     ap.add_argument("--parse", action="store_true",
                     help="only the parse rates at temperature 1 (first rounds, and second rounds after each plan)")
@@ -228,7 +233,7 @@ def main() -> None:
     ns = ap.parse_args()
     models = list(ns.models)
     if ns.train is not None:
-        models.append(train_seed(ns.train, ns.seed))
+        models.append(train_seed(ns.train, ns.seed, ns.second_round_cost_weight))
     test = bank_splits().test
     if ns.test_n:
         test = take_per_domain(test, ns.test_n, seed=0)

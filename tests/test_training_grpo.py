@@ -238,8 +238,8 @@ def test_recursion_rows_get_a_second_round_from_the_policy(tmp_path, warm) -> No
 
 
 def test_second_round_rows_put_the_second_rounds_text_in_the_loss(tmp_path, warm) -> None:
-    """With every row a second round: its prompt shows a first round the starting model wrote and
-    ran, its completions are the trainer's samples, and each is run after that first round (depth
+    """With every row a second round: its prompt shows a first round the policy wrote and ran, its
+    completions are the trainer's samples, and each is run after that first round (depth
     1, no forced further round). (Whether a step moves the weights depends on the groups' rewards
     differing: the fixture's groups of 4 at temperature 0.5 often do not.)"""
     model_dir, train, _ = warm
@@ -250,6 +250,21 @@ def test_second_round_rows_put_the_second_rounds_text_in_the_loss(tmp_path, warm
     assert len(sunk) == 8 and all(t.depth == 1 and t.parent_trace_id is None for t in sunk)
     assert all("# Earlier workflow\nStep 0: Model " in t.conductor_prompt[-1].content for t in sunk)
     assert result.steps == 1 and result.rollouts == 8
+
+
+def test_second_round_rows_show_first_rounds_the_current_policy_wrote(tmp_path, warm) -> None:
+    """A second-round row's first round is rewritten by the policy being trained each time the row
+    is drawn: its age (optimizer steps between the policy that wrote it and the step that trains on
+    it) is at most 1 (accelerate fetches one batch ahead). Two problems, both drawn every step: a
+    first round written once, before training or at a row's first draw, is 2 steps old at step 2."""
+    model_dir, train, _ = warm
+    sunk = []
+    cfg = local_profile(tmp_path / "run", model_name_or_path=str(model_dir), max_steps=3, second_round_fraction=1.0,
+                        **SMALL)
+    result = train_grpo(cfg, train[:2], sink=lambda t, step: sunk.append(t))
+    ages = [row["second_round_age"] for row in result.history]
+    assert len(ages) == 3 and max(ages) <= 1, ages
+    assert len(sunk) == 24 and all(t.depth == 1 for t in sunk)
 
 
 def test_a_kl_reference_model_builds_for_the_conductor_model(tmp_path, warm) -> None:

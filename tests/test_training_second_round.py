@@ -93,3 +93,19 @@ def test_second_round_actions() -> None:
     assert act(KEEP_TEXT) == "stop" and act(check_by(0)) == "check" and act(wf(0)) == "replace"
     assert act('model_id = [0, 1]\nsubtasks = ["a", "b"]\naccess_list = [[], ["prev", 0]]') == "add attempts"
     assert act("nothing") == "unparsed"
+
+
+async def test_a_second_round_rows_own_calls_cost_second_round_cost_weight(pool) -> None:  # noqa: F811
+    """Keeping a right first answer costs nothing; a check that also gets it right pays for its
+    call at `second_round_cost_weight` (the first rounds' `cost_weight` stays 0)."""
+    row = PromptRow(problem=PROBLEM, pool_ids=("right", "wrong"), recursion=False)
+    [right] = await run_first_rounds([wf(0)], [row], pool, examples=False)
+    sunk = []
+    reward = WorkflowReward(pool, second_round_cost_weight=100.0, sink=lambda t, s: sunk.append(t))
+    out = await reward(prompts=[None] * 3,
+                       completions=[[{"role": "assistant", "content": t}] for t in (KEEP_TEXT, check_by(0), wf(0))],
+                       problem=[PROBLEM.model_dump_json()] * 3, pool_ids=[["right", "wrong"]] * 3,
+                       prior=[prior_column(right)] * 2 + [""])
+    usd = sunk[1].usage.cost_usd
+    assert usd is not None and usd > 0 and sunk[1].verdict.correct
+    assert out == [1.0, pytest.approx(1.0 - 100.0 * usd), 1.0]

@@ -16,6 +16,7 @@ from conductor.models.prompt_format import PromptFormat, write_prompt_format
 from conductor.training.dataset import PromptRow
 from conductor.training.evaluate import evaluate_policy
 from conductor.training.reward import RewardStats, WorkflowReward
+from conductor.training.second_round import OnPolicySecondRounds
 from conductor.workers.pool import Pool
 
 if TYPE_CHECKING:
@@ -83,6 +84,23 @@ class StopAtStep(TrainerCallback):
             self.stopped = True
             control.should_save = True
             control.should_training_stop = True
+        return control
+
+
+class SecondRoundRefresh(TrainerCallback):
+    """Keeps the second-round rows' first rounds the current policy's (`second_round.OnPolicySecondRounds`):
+    hands the table the trainer's model when training begins, and after every optimizer step the
+    step count, so a row drawn after an update gets a first round the updated policy writes."""
+
+    def __init__(self, table: OnPolicySecondRounds) -> None:
+        self.table = table
+
+    def on_train_begin(self, args, state, control, model=None, **kwargs):  # noqa: ANN001
+        self.table.model, self.table.version = model, state.global_step  # a resumed run starts at its step
+        return control
+
+    def on_step_end(self, args, state, control, **kwargs):  # noqa: ANN001
+        self.table.version = state.global_step
         return control
 
 

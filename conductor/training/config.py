@@ -63,8 +63,9 @@ class ConductorTrainingConfig(GRPOConfig):
     second_round_fraction: float = field(
         default=0.0,
         metadata={"help": "Share of prompt rows that are second rounds: the prompt is the recursion prompt of a first "
-                  "round the starting model wrote (sampled) and ran, and the completion (keep the answer, a check, "
-                  "more attempts and an aggregator reading both rounds) is trained on with the final answer's reward "
+                  "round the current policy wrote (greedily, when the row is drawn) and ran, and the completion (keep the "
+                  "answer, a check, more attempts and an aggregator reading both rounds) is trained on with the final "
+                  "answer's reward "
                   "(conductor/training/second_round.py)."},
     )
     sft_recursion_copies: int = field(
@@ -95,6 +96,11 @@ class ConductorTrainingConfig(GRPOConfig):
     cost_weight: float = field(
         default=0.0,
         metadata={"help": "Reward shaping: reward - cost_weight * usd of the rollout. 0 is the paper's reward."},
+    )
+    second_round_cost_weight: float | None = field(
+        default=None,
+        metadata={"help": "cost_weight for the second-round rows' own calls (reward - weight * usd of the second "
+                  "round): what keeping a good first round saves (None: cost_weight)."},
     )
     simulated_latency_scale: float = field(
         default=1.0,

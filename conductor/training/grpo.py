@@ -15,14 +15,15 @@ from conductor.config import ExecutionConfig
 from conductor.models.tiny import load_tokenizer
 from conductor.models.prompt_format import PromptFormat, write_prompt_format
 from conductor.data.schema import Problem
-from conductor.training.callbacks import (BudgetCallback, HeldOutEval, RewardStatsCheckpoint, StepLog, StopAtStep,
-                                         send_logs_to, world_total)
+from conductor.training.callbacks import (BudgetCallback, HeldOutEval, RewardStatsCheckpoint, SecondRoundRefresh,
+                                         StepLog, StopAtStep, send_logs_to, world_total)
 from conductor.training.config import (ConductorTrainingConfig, apply_torch_threads, bad_worker_share, effort_rates,
                                        lora_config)
 from conductor.training.dataset import PoolSampling, build_rows, to_dataset, training_pool
 from conductor.training.policy import TransformersPolicy
 from conductor.training.result import TrainResult
 from conductor.training.reward import TraceSink, WorkflowReward
+from conductor.training.second_round import OnPolicySecondRounds
 from conductor.training.sft import save_merged
 
 # TRL 1.16's unwrap_model_for_generation (every GRPO generation) reads transformers 5's deprecated
@@ -95,29 +96,20 @@ def sampling_of(config: ConductorTrainingConfig) -> PoolSampling:
 
 
 def with_second_rounds(dataset: Any, rows: Sequence[Any], pool: Any, config: ConductorTrainingConfig, tokenizer: Any,
-                       execution: ExecutionConfig | None) -> Any:
-    """Turn a `second_round_fraction` of the rows (not those with a forced recursion) into second-round
-    rows: the starting model writes and runs their first rounds, and each row's prompt becomes the
-    recursion prompt over that round, its `prior` column the round (conductor/training/second_round.py)."""
+                       execution: ExecutionConfig | None) -> tuple[Any, OnPolicySecondRounds]:
+    """Make a `second_round_fraction` of the rows (not those with a forced recursion) second-round
+    rows whose first rounds the current policy writes when the row is drawn: the dataset with the
+    table as its transform, and the table (`SecondRoundRefresh` keeps it current)."""
     import random
-
-    from conductor.models.constrained import load_causal_lm
-    from conductor.training.second_round import second_round_rows
 
     rng = random.Random(config.train_seed + 1)
     chosen = [i for i, r in enumerate(rows) if not r.recursion and rng.random() < config.second_round_fraction]
-    made = second_round_rows([rows[i] for i in chosen], pool, load_causal_lm(config.model_name_or_path), tokenizer,
-                             examples=config.few_shot_examples, max_new_tokens=config.max_completion_length or 256,
-                             seed=config.seed, execution=execution)
-    by_row = dict(zip(chosen, made))
-
-    def second(example: dict[str, Any], i: int) -> dict[str, Any]:
-        if i not in by_row:
-            return {"prompt": example["prompt"], "prior": ""}
-        messages, prior = by_row[i]
-        return {"prompt": [m.model_dump(include={"role", "content"}) for m in messages], "prior": prior}
-
-    return dataset.map(second, with_indices=True)
+    table = OnPolicySecondRounds(rows, chosen, pool, tokenizer, examples=config.few_shot_examples,
+                                 max_new_tokens=config.max_completion_length or 256, seed=config.seed,
+                                 execution=execution)
+    for name, values in table.columns(len(dataset)).items():
+        dataset = dataset.add_column(name, values)
+    return dataset.with_transform(table), table
 
 
 def last_checkpoint(output_dir: str | Path) -> Path | None:
@@ -150,12 +142,15 @@ def train_grpo(
     rows = build_rows(train_problems, pool, sampling_of(config), seed=config.train_seed)
     dataset = to_dataset(rows, pool, examples=config.few_shot_examples)
     tokenizer = load_tokenizer(config.model_name_or_path)
+    refresh: list[SecondRoundRefresh] = []
     if config.second_round_fraction > 0:
-        dataset = with_second_rounds(dataset, rows, pool, config, tokenizer, execution)
+        dataset, table = with_second_rounds(dataset, rows, pool, config, tokenizer, execution)
+        refresh.append(SecondRoundRefresh(table))
     reward = WorkflowReward(
         pool, execution=execution, examples=config.few_shot_examples, cost_weight=config.cost_weight,
         recursion_discount=config.recursion_discount, concurrency=config.reward_concurrency, sink=sink,
         run_id=run_id, seed=config.seed, effort_rates=effort_rates(config),
+        second_round_cost_weight=config.second_round_cost_weight,
     )
     budget = BudgetCallback(reward, config.max_usd)
     chunk_end = StopAtStep(config.stop_at_step)
@@ -169,7 +164,7 @@ def train_grpo(
     )
     trainer = GRPOTrainer(
         model=load_causal_lm(config.model_name_or_path), reward_funcs=[reward], args=config, train_dataset=dataset,
-        processing_class=tokenizer, callbacks=[budget, chunk_end, stats_ckpt, log, held_out],
+        processing_class=tokenizer, callbacks=[budget, chunk_end, stats_ckpt, log, held_out, *refresh],
         peft_config=lora_config(config, config.model_name_or_path),
     )
     send_logs_to(trainer, on_log)

@@ -95,11 +95,14 @@ class WorkflowReward:
         run_id: str | None = None,
         seed: int = 0,
         effort_rates: Mapping[Effort, float] | None = None,
+        second_round_cost_weight: float | None = None,
     ) -> None:
         self.pool = pool
         self.execution = execution or ExecutionConfig(max_steps=max_steps)
         self.examples, self.max_steps = examples, max_steps
         self.cost_weight, self.recursion_discount = cost_weight, recursion_discount
+        # what a second-round row's own calls cost (keeping the answer costs nothing)
+        self.second_round_cost_weight = cost_weight if second_round_cost_weight is None else second_round_cost_weight
         self.concurrency = concurrency
         self.policy = policy  # set after the trainer exists: the trainer's own model
         self.sink, self.run_id, self.seed = sink, run_id, seed
@@ -143,7 +146,8 @@ class WorkflowReward:
                                  rng: random.Random) -> Scored:
         """A second-round row's completion (conductor/training/second_round.py): run with the first
         round it read (its steps reading "prev" get that round's responses); keeping the answer
-        earns the first round's reward, anything else the final answer's."""
+        earns the first round's reward, anything else the final answer's, less
+        `second_round_cost_weight` x the second round's $."""
         steps, first_reward = read_prior(prior)
         offered = self.pool.offer(list(pool_ids))
         messages = recursion_messages(problem.task_text, offered.specs, steps, max_steps=self.max_steps)
@@ -153,7 +157,7 @@ class WorkflowReward:
         kept = trace.parse_status == "ok" and trace.workflow is not None and trace.workflow.is_empty
         trace.reward = first_reward if kept else reward_of(trace)
         usd = trace.usage.cost_usd or 0.0
-        return Scored(trace=trace, second=None, reward=trace.reward - self.cost_weight * usd)
+        return Scored(trace=trace, second=None, reward=trace.reward - self.second_round_cost_weight * usd)
 
     async def __call__(
         self,
@@ -164,6 +168,7 @@ class WorkflowReward:
         recursion: list[bool] | None = None,
         prior: list[str] | None = None,
         effort: list[str | None] | None = None,
+        first_round_step: list[int] | None = None,
         log_extra: Callable[[str, list], None] | None = None,
         log_metric: Callable[[str, float], None] | None = None,
         trainer_state: Any = None,
@@ -194,6 +199,12 @@ class WorkflowReward:
         levels = [Effort(e) if e else None for e in (effort or [None] * len(completions))]
         scored = await asyncio.gather(*(one(i) for i in range(len(completions))))
         self._account(scored, step, log_extra, log_metric)
+        if log_metric is not None and prior is not None and first_round_step is not None:
+            # How many optimizer steps old the policy that wrote the second-round rows' first rounds
+            # is (0-1 when they are written as the rows are drawn); no second-round row: not logged.
+            ages = [step - v for p, v in zip(prior, first_round_step) if p and v >= 0]
+            if ages:
+                log_metric("second_round_age", sum(ages) / len(ages))
         return [s.reward - (effort_charge(s, self.effort_rates.get(level, 0.0)) if level else 0.0)
                 for s, level in zip(scored, levels)]
 

@@ -6,9 +6,13 @@ the answer, has another worker check it, or adds attempts and an aggregator that
   `strategies.PLANS`, as `sft_examples` draws them) over the simulated pool, shows each trace in
   the recursion prompt, and pairs it with a second round drawn uniformly from the recursion
   plans. Which second round pays is left to GRPO, as the first round's plan is.
-- GRPO: `second_round_rows` makes prompt rows whose prompt is the recursion prompt of a first
-  round the starting model wrote (sampled at temperature 1) and ran; the row carries that round
-  (`prior`) so the reward can run the second round's completion with it (`score_second_round`).
+- GRPO: `OnPolicySecondRounds` turns a share of the prompt rows into second-round rows while
+  training runs: each time such a row is drawn, the CURRENT policy writes its first round
+  (greedily, as a deployed Conductor does) and that round is run and verified; the row's prompt
+  becomes the recursion prompt over it and its `prior` column carries the round, so the reward
+  can run the second round's completion with it (`score_second_round`). First rounds written
+  once by the warm start taught the second round to answer the warm start's weak first rounds
+  (replace them), which lost after a trained policy's strong ones (docs/training.md).
   The second round's text is then a sample in the loss like any first round's, with its own
   prompt and the final answer's reward; GRPO's group is the completions of one row, so its
   advantage compares second rounds written after the same first round (docs/training.md).
@@ -43,17 +47,18 @@ def _workers(row: PromptRow, pool: Pool) -> list[int]:
 
 async def run_first_rounds(texts: Sequence[str], rows: Sequence[PromptRow], pool: Pool, *, examples: bool,
                            seed: int = 0, execution: ExecutionConfig | None = None,
-                           concurrency: int = 32) -> list[Trace]:
+                           concurrency: int = 32, seeds: Sequence[int] | None = None) -> list[Trace]:
     """Each first-round text run over its row's offered pool and verified (its reward is what a
-    second round that keeps the answer earns)."""
+    second round that keeps the answer earns); the i-th run's dice are seeded by `seeds[i]` when
+    given, else by `seed` and i."""
     execution = execution or ExecutionConfig()
     gate = asyncio.Semaphore(concurrency)
 
     async def one(i: int) -> Trace:
         async with gate:
             row = rows[i]
-            return await rollout(texts[i], row.problem, row.offered(pool),
-                                 RunOptions(config=execution).seeded(seed * 100_003 + i),
+            dice = seeds[i] if seeds is not None else seed * 100_003 + i
+            return await rollout(texts[i], row.problem, row.offered(pool), RunOptions(config=execution).seeded(dice),
                                  messages=row_messages(row, pool, examples=examples))
 
     return list(await asyncio.gather(*(one(i) for i in range(len(rows)))))
@@ -148,15 +153,65 @@ def sample_workflows(model: Any, tokenizer: Any, prompts: Sequence[list[dict]], 
 
 
 def second_round_rows(rows: Sequence[PromptRow], pool: Pool, model: Any, tokenizer: Any, *, examples: bool,
-                      max_new_tokens: int, seed: int = 0, max_steps: int = DEFAULT_MAX_STEPS,
+                      max_new_tokens: int, seeds: Sequence[int], max_steps: int = DEFAULT_MAX_STEPS,
                       execution: ExecutionConfig | None = None) -> list[tuple[list[Message], str]]:
-    """For each row, a first round written by `model` (sampled at temperature 1), run and verified
-    over the row's pool: the second round's prompt and its `prior` column."""
+    """For each row, a first round written greedily by `model` (the first round a deployed Conductor
+    writes, and the same on every process of a distributed run), run over the row's pool with dice
+    seeded by `seeds`, and verified: the second round's prompt and its `prior` column."""
+    from conductor.training.evaluate import generate_workflows
+
     prompts = [[m.model_dump() for m in row_messages(r, pool, examples=examples, max_steps=max_steps)] for r in rows]
-    texts = sample_workflows(model, tokenizer, prompts, max_new_tokens=max_new_tokens, seed=seed)
-    traces = asyncio.run(run_first_rounds(texts, rows, pool, examples=examples, seed=seed, execution=execution))
+    texts = generate_workflows(model, tokenizer, prompts, max_new_tokens=max_new_tokens)
+    traces = asyncio.run(run_first_rounds(texts, rows, pool, examples=examples, seeds=seeds, execution=execution))
     return [(second_round_messages(r.problem, r.offered(pool), prior_steps(t), max_steps=max_steps), prior_column(t))
             for r, t in zip(rows, traces)]
+
+
+class OnPolicySecondRounds:
+    """The second-round rows of a GRPO dataset, written by the policy being trained: the dataset's
+    transform (`datasets.Dataset.with_transform`, applied when the trainer's dataloader fetches a
+    batch). A second-round row whose first round is not the current policy's (`version`: the
+    optimizer steps taken, kept by `callbacks.SecondRoundRefresh`) gets a fresh one, written by
+    `model` and run (`second_round_rows`); a group's repeats arrive in one fetch, so all the
+    completions of a group follow the same first round. Other rows pass through unchanged, and so
+    does every row before a model is attached (the trainer's own look at a row before training)."""
+
+    def __init__(self, rows: Sequence[PromptRow], chosen: Sequence[int], pool: Pool, tokenizer: Any, *,
+                 examples: bool, max_new_tokens: int, seed: int = 0, max_steps: int = DEFAULT_MAX_STEPS,
+                 execution: ExecutionConfig | None = None) -> None:
+        self.rows = {i: rows[i] for i in chosen}
+        self.pool, self.tokenizer, self.examples = pool, tokenizer, examples
+        self.max_new_tokens, self.seed, self.max_steps, self.execution = max_new_tokens, seed, max_steps, execution
+        self.model: Any = None
+        self.version = 0
+        self.built: dict[int, tuple[int, list[dict], str]] = {}  # row -> (version, prompt, prior)
+
+    def columns(self, n: int) -> dict[str, list]:
+        """The columns the transform reads and fills, for a dataset of `n` rows: each row's index,
+        and for a second-round row its first round (`prior`) and the version that wrote it (-1: none yet)."""
+        return {"row": list(range(n)), "prior": [""] * n, "first_round_step": [-1] * n}
+
+    def _build(self, stale: list[int]) -> None:
+        # dice seeded by row and version: every process of a distributed run runs the same round
+        seeds = [(self.seed * 1_000_003 + i) * 10_007 + self.version for i in stale]
+        made = second_round_rows([self.rows[i] for i in stale], self.pool, self.model, self.tokenizer,
+                                 examples=self.examples, max_new_tokens=self.max_new_tokens, seeds=seeds,
+                                 max_steps=self.max_steps, execution=self.execution)
+        for i, (messages, prior) in zip(stale, made):
+            self.built[i] = (self.version, [m.model_dump(include={"role", "content"}) for m in messages], prior)
+
+    def __call__(self, batch: dict[str, list]) -> dict[str, list]:
+        if self.model is None:
+            return batch
+        stale = sorted({i for i in batch["row"] if i in self.rows and self.built.get(i, (None,))[0] != self.version})
+        if stale:
+            self._build(stale)
+        out = {k: list(v) for k, v in batch.items()}
+        for j, i in enumerate(batch["row"]):
+            if i in self.rows:
+                version, out["prompt"][j], out["prior"][j] = self.built[i]
+                out["first_round_step"][j] = version
+        return out
 
 
 def second_round_action(workflow: Workflow | None) -> str:
