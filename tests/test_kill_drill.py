@@ -35,7 +35,7 @@ from conductor.data.schema import Problem
 from conductor.methods import Method
 from conductor.planners import TemplatePlanner
 from tasks.records import abandon_dead_runs, record_problems, record_run
-from tasks.solve import solve_problems
+from tasks.solve import SolveRun, solve_problems
 from warehouse.records import Run
 
 db, pool_file, run_id = sys.argv[1:4]
@@ -47,7 +47,7 @@ run = Run(run_id=run_id, kind="eval", method=method.name, simulated=method.simul
 record_run.fn(run, db)
 record_problems.fn([p for phase in phases for p in phase], db)
 for i, problems in enumerate(phases):
-    solved = solve_problems.fn(problems, method, run_id, db_path=db, batch_size=1)
+    solved = solve_problems.fn(problems, method, SolveRun(run_id=run_id, db_path=db, batch_size=1))
     print(f"phase {i}: {solved} recorded", flush=True)
 record_run.fn(run.model_copy(update={"status": "finished", "finished_at": datetime.now(UTC)}), db)
 print("finished", flush=True)
