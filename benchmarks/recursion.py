@@ -187,7 +187,7 @@ def parse_rates(model_dir: Path, rows, pool, *, n: int = 32, samples: int = 4) -
 def train_seed(out: Path, seed: int, second_round_cost_weight: float | None = None) -> Path:
     """The local profile from scratch (its own warm start) with second rounds in the warm start and
     in GRPO; returns the trained model's directory. An OUT holding only an earlier run's sft/
-    reuses that warm start (with base/ there too, pipeline.ensure_model starts GRPO from base/)."""
+    reuses that warm start."""
     from conductor.training.pipeline import run_training
 
     cfg = local_profile(out, seed=seed, train_seed=seed, sft_recursion_copies=1, second_round_fraction=0.5,

@@ -52,6 +52,17 @@ def warm(tmp_path_factory) -> tuple[Path, list, list]:
     return model_dir, train, held_out
 
 
+def test_a_finished_warm_start_is_reused_not_its_untrained_base(warm) -> None:
+    """A second run into the same output dir (base/ and sft/ both there) starts GRPO from sft/."""
+    from conductor.training.pipeline import ensure_model
+
+    model_dir, train, _ = warm
+    config = local_profile(model_dir.parent)
+    assert config.model_name_or_path == str(model_dir.parent / "base")
+    assert ensure_model(config, train) == model_dir
+    assert config.model_name_or_path == str(model_dir)
+
+
 def test_sft_warm_start_writes_parseable_workflows(warm) -> None:
     from transformers import AutoModelForCausalLM
 

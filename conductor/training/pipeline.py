@@ -35,7 +35,10 @@ def ensure_model(
     (its figures to `on_log`, when given); an earlier warm start is reused."""
     path = Path(config.model_name_or_path)
     sft = Path(config.output_dir) / "sft"
-    if (sft / "config.json").is_file() and not (path / "config.json").is_file():
+    # The local profile's `base/` is the untrained tiny model its warm start made next to `sft/`:
+    # with both there, the warm start is done, and GRPO starting from `base/` would throw it away.
+    own_base = path == Path(config.output_dir) / "base"
+    if (sft / "config.json").is_file() and (own_base or not (path / "config.json").is_file()):
         config.model_name_or_path = str(sft)
         return sft
     if (path / "config.json").is_file() or not str(path).startswith(str(config.output_dir)):
