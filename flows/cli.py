@@ -247,7 +247,7 @@ def _check_keys(pool_file: Path) -> None:
 
 
 def print_nightly(summary) -> None:  # noqa: ANN001 - flows.nightly.NightlySummary
-    from flows.nightly import dollars
+    from flows.night_results import dollars
 
     night, report, decision, costs = summary.night, summary.report, summary.decision, summary.costs
     simulated = summary.evaluated.simulated
