@@ -22,6 +22,24 @@ RETRIES, BREAKER_FAILURES = 1, 2
 DOWN = "w0"
 
 
+def outage_settings(mp: pytest.MonkeyPatch) -> None:
+    """The night's execution settings (the profile's, from the environment): few retries, no backoff."""
+    for name, value in {"MAX_RETRIES": RETRIES, "BACKOFF_BASE_S": 0, "BACKOFF_MAX_S": 0,
+                        "BREAKER_FAILURES": BREAKER_FAILURES, "BREAKER_COOLDOWN_S": 3600}.items():
+        mp.setenv(f"CONDUCTOR_EXECUTION__{name}", str(value))
+
+
+def outage_pool(loop: LoopbackServer, path: Path) -> Path:
+    """Three loopback workers: DOWN answers 503 all night, w1 and w2 answer 42."""
+    loop.on(f"/{DOWN}/v1/chat/completions", lambda r: Reply(503, openai_error(503, "down all night")))
+    for w in ("w1", "w2"):
+        loop.on(f"/{w}/v1/chat/completions", lambda r: Reply(body=openai_chat("The answer is 42.")))
+    path.write_text(f"name: {path.stem}\nworkers:\n" + "".join(
+        f"  - {{id: {w}, provider: openai_compatible, model: m-{w}, prices: {{input: 1.0, output: 2.0}},"
+        f" options: {{base_url: \"{loop.url}/{w}/v1\"}}}}\n" for w in (DOWN, "w1", "w2")))
+    return path
+
+
 @pytest.fixture(scope="module")
 def drill(prefect_harness: Path, tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
     from flows.evaluation import evaluation_flow
@@ -31,19 +49,10 @@ def drill(prefect_harness: Path, tmp_path_factory: pytest.TempPathFactory):  # n
                         question=f"What is {i} + {42 - i}?", answer="42") for i in range(QUESTIONS)]
     (d / "problems.jsonl").write_text("".join(p.model_dump_json() + "\n" for p in problems))
     mp = pytest.MonkeyPatch()
-    # The night's execution settings (the profile's, from the environment): few retries, no backoff.
-    for name, value in {"MAX_RETRIES": RETRIES, "BACKOFF_BASE_S": 0, "BACKOFF_MAX_S": 0,
-                        "BREAKER_FAILURES": BREAKER_FAILURES, "BREAKER_COOLDOWN_S": 3600}.items():
-        mp.setenv(f"CONDUCTOR_EXECUTION__{name}", str(value))
+    outage_settings(mp)
     try:
         with LoopbackServer() as loop:
-            loop.on(f"/{DOWN}/v1/chat/completions", lambda r: Reply(503, openai_error(503, "down all night")))
-            for w in ("w1", "w2"):
-                loop.on(f"/{w}/v1/chat/completions", lambda r: Reply(body=openai_chat("The answer is 42.")))
-            pool = d / "pool.yaml"
-            pool.write_text("name: outage-drill\nworkers:\n" + "".join(
-                f"  - {{id: {w}, provider: openai_compatible, model: m-{w}, prices: {{input: 1.0, output: 2.0}},"
-                f" options: {{base_url: \"{loop.url}/{w}/v1\"}}}}\n" for w in (DOWN, "w1", "w2")))
+            pool = outage_pool(loop, d / "outage-drill.yaml")
 
             def night(name: str, **extra: object):  # noqa: ANN202
                 # One question at a time: the breaker's count is then exact (in parallel, every
@@ -123,18 +132,10 @@ def outage_night(prefect_harness: Path, tmp_path_factory: pytest.TempPathFactory
     d = tmp_path_factory.mktemp("outage-night")
     mp = pytest.MonkeyPatch()
     mp.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{d / 'mlflow.db'}")
-    for name, value in {"MAX_RETRIES": RETRIES, "BACKOFF_BASE_S": 0, "BACKOFF_MAX_S": 0,
-                        "BREAKER_FAILURES": BREAKER_FAILURES, "BREAKER_COOLDOWN_S": 3600}.items():
-        mp.setenv(f"CONDUCTOR_EXECUTION__{name}", str(value))
+    outage_settings(mp)
     try:
         with LoopbackServer() as loop:
-            loop.on(f"/{DOWN}/v1/chat/completions", lambda r: Reply(503, openai_error(503, "down all night")))
-            for w in ("w1", "w2"):
-                loop.on(f"/{w}/v1/chat/completions", lambda r: Reply(body=openai_chat("The answer is 42.")))
-            pool = d / "pool.yaml"
-            pool.write_text("name: outage-night\nworkers:\n" + "".join(
-                f"  - {{id: {w}, provider: openai_compatible, model: m-{w}, prices: {{input: 1.0, output: 2.0}},"
-                f" options: {{base_url: \"{loop.url}/{w}/v1\"}}}}\n" for w in (DOWN, "w1", "w2")))
+            pool = outage_pool(loop, d / "outage-night.yaml")
             summary = nightly_flow(NightConfig(pool_file=pool, steps=1, chunk_steps=1, heldout_problems=4, baselines=[],
                                                training_overrides=TINY, concurrency=2, db_path=str(d / "wh.duckdb"),
                                                run_key=f"outage-{uuid.uuid4().hex[:8]}"))
