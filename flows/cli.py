@@ -14,6 +14,7 @@ import pyarrow as pa
 import typer
 
 from conductor.cli.common import add_user_errors, console
+from conductor.cli.options import field_option
 from conductor.config import Settings
 from conductor.planners import DEFAULT_SHAPE, SHAPES
 from conductor.profiles import get_profile
@@ -125,38 +126,30 @@ def ensure_prefect_home() -> None:
     os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "180")
 
 
-def _night_help(field: str) -> str:
+def _night(name: str, *flags: str, **kwargs):  # noqa: ANN202 - typer's OptionInfo
     from flows.nightly_config import NightConfig
 
-    return NightConfig.model_fields[field].description or ""
-
-
-def _night_default(field: str) -> Any:
-    """The NightConfig field's default: the CLI's options repeat no default of their own."""
-    from flows.nightly_config import NightConfig
-
-    return NightConfig.model_fields[field].get_default(call_default_factory=True)
+    return field_option(NightConfig, name, *flags, **kwargs)
 
 
 def nightly(
-    profile: str = typer.Option("local", help=Settings.model_fields["profile"].description),
-    steps: int = typer.Option(_night_default("steps"), help=_night_help("steps")),
-    chunk_steps: int = typer.Option(_night_default("chunk_steps"), help=_night_help("chunk_steps")),
-    heldout: int = typer.Option(_night_default("heldout_problems"), "--heldout", help=_night_help("heldout_problems")),
-    baseline: list[str] = typer.Option(None, "--baseline", "-b", help=_night_help("baselines") + " (default: "
-                                       + ", ".join(_night_default("baselines")) + ")"),
-    pool_file: Path = typer.Option(None, "--pool", help=_night_help("pool_file")),
-    challenger_effort: list[str] = typer.Option(None, "--challenger-effort", help=_night_help("challenger_efforts")
-                                                + " Repeat the option, e.g. --challenger-effort low --challenger-effort high."),
+    profile: str = _night("profile"),
+    steps: int = _night("steps"),
+    chunk_steps: int = _night("chunk_steps"),
+    heldout_problems: int = _night("heldout_problems", "--heldout"),
+    baselines: list[str] = _night("baselines", "--baseline", "-b"),
+    pool_file: Path = _night("pool_file", "--pool"),
+    challenger_efforts: list[str] = _night("challenger_efforts", "--challenger-effort",
+                                           extra="Repeat the option, e.g. --challenger-effort low --challenger-effort high."),
     margin: float = gate_option("margin"),
     confidence: float = gate_option("confidence"),
     cost_bound: float = gate_option("cost_bound"),
     gate_method: str = gate_option("method", "--gate-method"),
-    seed: int = typer.Option(None, help="Seed (default: the profile's)."),
-    run_key: str = typer.Option(None, help=_night_help("run_key")),
-    max_usd: float = typer.Option(None, "--max-usd", help=_night_help("max_usd")),
-    accelerate_config: Path = typer.Option(None, "--accelerate-config", help=_night_help("accelerate_config")),
-    allow_simulated: bool = typer.Option(False, "--allow-simulated", help=_night_help("allow_simulated")),
+    seed: int = _night("seed", from_profile=True),
+    run_key: str = _night("run_key"),
+    max_usd: float = _night("max_usd", "--max-usd"),
+    accelerate_config: Path = _night("accelerate_config", "--accelerate-config"),
+    allow_simulated: bool = _night("allow_simulated", "--allow-simulated"),
     settings_: list[str] = typer.Option(None, "--set", help="KEY=VALUE: a training config field over the"
                                         " profile's (repeat the option), e.g. --set vllm_mode=server."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the resolved settings (pools, trainer, budget)"
@@ -180,13 +173,13 @@ def nightly(
                 raise FileNotFoundError(f"{flag} {path}: no such file")
         settings = load_settings(profile=profile)
         config = NightConfig.parse(
-            profile=profile, steps=steps, chunk_steps=chunk_steps, heldout_problems=heldout,
-            baselines=baseline if baseline else _night_default("baselines"), pool_file=pool_file,
+            profile=profile, steps=steps, chunk_steps=chunk_steps, heldout_problems=heldout_problems,
+            baselines=baselines, pool_file=pool_file,
             gate={"margin": margin, "confidence": confidence, "cost_bound": cost_bound, "method": gate_method},
             seed=settings.seed if seed is None else seed, run_key=run_key, max_usd=max_usd,
             accelerate_config=accelerate_config, allow_simulated=allow_simulated, db_path=str(db) if db else None,
             training_overrides=parse_settings(settings_, training_fields()),
-            challenger_efforts=[_effort_option(e) for e in challenger_effort or []])
+            challenger_efforts=[_effort_option(e) for e in challenger_efforts])
         night = config.resolve(settings)
         check_specs(night.baselines, night.pool_file)
         if not get_profile(profile).simulated_pool:

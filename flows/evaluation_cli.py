@@ -12,41 +12,44 @@ import pyarrow as pa
 import typer
 
 from conductor.cli.common import console, user_errors
+from conductor.cli.options import field_help, field_option, fields_of
 from conductor.config import Settings
 from conductor.evaluation.config import EvalConfig
 from conductor.evaluation.prices import DEFAULT_MAX_AGE_DAYS, stale_prices
 from conductor.simulation import simulated_note
 from conductor.evaluation.report import conductor_generation_usd
 
-def _help(field: str) -> str:
-    return EvalConfig.model_fields[field].description or ""
+def _eval(name: str, *flags: str, **kwargs):  # noqa: ANN202 - typer's OptionInfo
+    return field_option(EvalConfig, name, *flags, **kwargs)
 
 
 def eval_(
-    method: list[str] = typer.Option(..., "--method", "-m", help=_help("methods")),
-    benchmark: list[str] = typer.Option([], "--benchmark", "-b", help=_help("benchmarks")),
-    repeats: int = typer.Option(1, help=_help("repeats")),
-    problems: Path = typer.Option(None, "--problems", help=_help("problems_file")),
-    pool_file: Path = typer.Option(None, "--pool", help=_help("pool_file")),
-    exclude: list[str] = typer.Option([], "--exclude", help=_help("exclude")),
-    setting: str = typer.Option("constrained", help=_help("setting")),
-    limit: int = typer.Option(0, help=_help("limit_per_benchmark")),
-    profile: str = typer.Option("local", help=_help("profile")),
-    seed: int = typer.Option(0, help=_help("seed")),
-    concurrency: int = typer.Option(EvalConfig.model_fields["concurrency"].default, help=_help("concurrency")),
-    questions_in_flight: int = typer.Option(EvalConfig.model_fields["questions_in_flight"].default,
-                                            help=_help("questions_in_flight")),
-    out: Path = typer.Option(None, "--out", help=_help("out_dir")),
+    methods: list[str] = _eval("methods", "--method", "-m"),
+    benchmarks: list[str] = _eval("benchmarks", "--benchmark", "-b"),
+    repeats: int = _eval("repeats"),
+    problems_file: Path = _eval("problems_file", "--problems"),
+    pool_file: Path = _eval("pool_file", "--pool"),
+    exclude: list[str] = _eval("exclude", "--exclude"),
+    setting: str = _eval("setting"),
+    limit_per_benchmark: int = _eval("limit_per_benchmark", "--limit"),
+    profile: str = _eval("profile"),
+    seed: int = _eval("seed"),
+    concurrency: int = _eval("concurrency"),
+    questions_in_flight: int = _eval("questions_in_flight"),
+    out_dir: Path = _eval("out_dir", "--out"),
     db: Path = typer.Option(None, help="Warehouse file (default: $CONDUCTOR_HOME/warehouse.duckdb)."),
-    provider_limit: int = typer.Option(4, help=_help("provider_limit")),
-    provider_limits: list[str] = typer.Option([], "--provider-limits", help="PROVIDER=N (repeat): "
-                                              + _help("provider_limits")),
-    task_runner: str = typer.Option("threads", help=_help("task_runner")),
-    dask_address: str = typer.Option(None, help=_help("dask_address")),
-    max_price_age_days: int = typer.Option(DEFAULT_MAX_AGE_DAYS, help=_help("max_price_age_days")),
-    conductor_usd_per_gpu_hour: float = typer.Option(None, help=_help("conductor_usd_per_gpu_hour")),
-    conductor_prices: str = typer.Option(None, help="INPUT,OUTPUT USD per 1M tokens: " + _help("conductor_prices")),
-    mlflow: bool = typer.Option(True, "--mlflow/--no-mlflow", help=_help("log_to_mlflow")),
+    provider_limit: int = _eval("provider_limit"),
+    # the two below are typed differently on the command line (PROVIDER=N, INPUT,OUTPUT) than in
+    # the config (a dict, Prices), so they are named apart from their fields
+    provider_limit_pairs: list[str] = typer.Option([], "--provider-limits", help="PROVIDER=N (repeat): "
+                                                   + field_help(EvalConfig, "provider_limits")),
+    task_runner: str = _eval("task_runner"),
+    dask_address: str = _eval("dask_address"),
+    max_price_age_days: int = _eval("max_price_age_days"),
+    conductor_usd_per_gpu_hour: float = _eval("conductor_usd_per_gpu_hour"),
+    conductor_price_pair: str = typer.Option(None, "--conductor-prices", help="INPUT,OUTPUT USD per 1M tokens: "
+                                             + field_help(EvalConfig, "conductor_prices")),
+    log_to_mlflow: bool = _eval("log_to_mlflow", "--mlflow/--no-mlflow"),
     allow_simulated: bool = typer.Option(False, "--allow-simulated",
                                          help=Settings.model_fields["allow_simulated"].description),
 ) -> None:
@@ -55,6 +58,7 @@ def eval_(
     Runs as the Prefect flow `conductor-eval`; traces, costs and runs land in the warehouse, the
     table and plots under --out (default $CONDUCTOR_HOME/evaluations/<id>).
     """
+    given = fields_of(EvalConfig, locals())  # the parameters named after EvalConfig's fields
     from pydantic import ValidationError
 
     from conductor.config import load_settings, refuse_accidental_simulation
@@ -67,25 +71,20 @@ def eval_(
     from flows.evaluation import evaluation_flow
     with user_errors(MethodSpecError, PoolError, ValidationError, FileNotFoundError, ValueError):
         limits = {}
-        for item in provider_limits:
+        for item in provider_limit_pairs:
             name, sep, n = item.partition("=")
             if not sep or not n.strip().isdigit():
                 raise ValueError(f"--provider-limits {item!r}: expected PROVIDER=N")
             limits[name.strip()] = int(n)
         prices = None
-        if conductor_prices:
-            inp, sep, outp = conductor_prices.partition(",")
+        if conductor_price_pair:
+            inp, sep, outp = conductor_price_pair.partition(",")
             if not sep:
-                raise ValueError(f"--conductor-prices {conductor_prices!r}: expected INPUT,OUTPUT")
+                raise ValueError(f"--conductor-prices {conductor_price_pair!r}: expected INPUT,OUTPUT")
             prices = {"input": float(inp), "output": float(outp)}
-        cfg = EvalConfig(methods=method, benchmarks=benchmark, repeats=repeats, problems_file=problems,
-                         pool_file=pool_file, exclude=exclude, setting=setting, limit_per_benchmark=limit, profile=profile, seed=seed,
-                         concurrency=concurrency, questions_in_flight=questions_in_flight, out_dir=out, provider_limit=provider_limit,
-                         provider_limits=limits, task_runner=task_runner, dask_address=dask_address,
-                         max_price_age_days=max_price_age_days, conductor_usd_per_gpu_hour=conductor_usd_per_gpu_hour,
-                         conductor_prices=prices, log_to_mlflow=mlflow)  # type: ignore[arg-type]
-        if problems is not None and not problems.is_file():
-            raise FileNotFoundError(f"--problems {problems}: no such file")
+        cfg = EvalConfig(**given, provider_limits=limits, conductor_prices=prices)
+        if problems_file is not None and not problems_file.is_file():
+            raise FileNotFoundError(f"--problems {problems_file}: no such file")
         settings = load_settings(profile=profile)
         pool = cfg.pool_file or settings.pool_file
         loaded = read_pool_file(pool)  # the pool every method offers (a sub-pool of it)

@@ -9,6 +9,7 @@ from pathlib import Path
 import typer
 
 from conductor.cli.common import UserError, console
+from conductor.cli.options import field_option
 from registry.cli import model_group
 from registry.promotion import GateConfig
 
@@ -26,8 +27,7 @@ def _record(decision, warehouse_path: Path | None) -> None:  # noqa: ANN001
 
 def gate_option(field: str, *names: str):  # noqa: ANN201 - typer's OptionInfo
     """A promotion-gate option whose default and help are GateConfig's own (one statement of them)."""
-    spec = GateConfig.model_fields[field]
-    return typer.Option(spec.default, *names, help=spec.description)
+    return field_option(GateConfig, field, *names)
 
 
 def model_promote(

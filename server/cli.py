@@ -12,6 +12,7 @@ import typer
 import uvicorn
 
 from conductor.cli.common import UserError, err_console, user_errors
+from conductor.cli.options import field_option, fields_of
 from conductor.config import Settings, load_settings, refuse_accidental_simulation
 from conductor.workers.pool import PoolError, read_pool_file
 from server.build import ServeError, build_app, installed_resolver
@@ -19,40 +20,42 @@ from server.config import ServeConfig
 from server.guards import KEYS_ENV, KeyRing
 
 
+def _serve(name: str, *flags: str, **kwargs):  # noqa: ANN202 - typer's OptionInfo
+    return field_option(ServeConfig, name, *flags, **kwargs)
+
+
 def serve(
-    model: str = typer.Option("template:fanout", "--model",
-                              help="A model directory, models:/NAME@ALIAS (needs registry/), or template:SHAPE."),
-    pool_file: Optional[Path] = typer.Option(None, "--pool", help="Pool YAML file (default: the profile's pool)."),
+    model_ref: str = _serve("model_ref", "--model"),
+    pool_file: Optional[Path] = _serve("pool_file", "--pool", from_profile=True),
     profile: Optional[str] = typer.Option(None, "--profile", help=Settings.model_fields["profile"].description
                                           + " Default: $CONDUCTOR_PROFILE, else local."),
     allow_simulated: bool = typer.Option(False, "--allow-simulated",
                                          help=Settings.model_fields["allow_simulated"].description),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on."),
     port: int = typer.Option(8000, "--port", help="Port to listen on."),
-    name: str = typer.Option("conductor", "--name", help="Model id clients use in requests."),
+    model_name: str = _serve("model_name", "--name"),
     keys_file: Optional[Path] = typer.Option(None, "--keys-file",
                                              help=f"File of API keys, one a line (also: ${KEYS_ENV}, comma-separated)."),
     no_auth: bool = typer.Option(False, "--no-auth", help="Serve without API keys (only on 127.0.0.1)."),
-    max_usd: Optional[float] = typer.Option(None, "--max-usd", help="Most one request may spend."),
-    timeout_s: float = typer.Option(300.0, "--timeout", help="Whole-request time limit in seconds."),
-    rpm: float = typer.Option(600.0, "--rpm", help="Requests per minute allowed per key (sustained)."),
-    burst: int = typer.Option(200, "--burst", help="Requests a key may send at once before --rpm applies."),
-    per_key: int = typer.Option(64, "--concurrency-per-key", help="Requests one key may have in flight."),
+    max_usd_cap: Optional[float] = _serve("max_usd_cap", "--max-usd"),
+    request_timeout_s: float = _serve("request_timeout_s", "--timeout"),
+    requests_per_minute: float = _serve("requests_per_minute", "--rpm"),
+    burst: int = _serve("burst", "--burst"),
+    concurrency_per_key: int = _serve("concurrency_per_key", "--concurrency-per-key"),
     access_log: bool = typer.Option(True, "--access-log/--no-access-log", help="Log each request line."),
-    staging: Optional[Path] = typer.Option(None, "--staging",
-                                           help="Staging directory for traces (default: $CONDUCTOR_HOME/staging)."),
-    registry: bool = typer.Option(True, "--registry/--no-registry",
-                                  help="Also serve the registry's versions: conductor@ALIAS, conductor/N (MLflow)."),
-    registry_ttl: float = typer.Option(5.0, "--registry-ttl", help="Seconds an alias lookup is reused."),
+    staging_dir: Optional[Path] = _serve("staging_dir", "--staging", from_profile=True),
+    registry_models: bool = _serve("registry_models", "--registry/--no-registry"),
+    registry_ttl_s: float = _serve("registry_ttl_s", "--registry-ttl"),
     gc_freeze: bool = typer.Option(True, "--gc-freeze/--no-gc-freeze",
                                    help="Move what start-up loaded out of the garbage collector's sight and collect "
                                         "less often (see docs/serve.md, Load): under load the collector's full passes "
                                         "over the imported libraries' objects cost about as much CPU as the requests."),
 ) -> None:
     """Serve the Conductor behind an OpenAI-compatible API (docs/serve.md)."""
+    given = fields_of(ServeConfig, locals())  # the parameters named after ServeConfig's fields
     with user_errors(ServeError, PoolError, ValueError, OSError):  # ValueError: pydantic's ValidationError too
         settings = load_settings(**({"profile": profile} if profile else {}))
-        pool = pool_file or settings.pool_file
+        pool = given.pop("pool_file") or settings.pool_file
         loaded = read_pool_file(pool)  # the pool the server is built on, read before anything starts
         refuse_accidental_simulation(settings.profile, {"serving": (pool, loaded.simulated)},
                                      allow_simulated or settings.allow_simulated)
@@ -62,16 +65,12 @@ def serve(
         if keys is not None and not len(keys):
             raise UserError(f"no API keys: set ${KEYS_ENV} or --keys-file (or --no-auth on 127.0.0.1)")
         settings.ensure_home()
-        config = ServeConfig(model_name=name, model_ref=model, pool_file=pool,
-                             max_usd_cap=max_usd, request_timeout_s=timeout_s,
-                             requests_per_minute=rpm, burst=burst, concurrency_per_key=per_key,
-                             staging_dir=staging or settings.staging_dir,
-                             registry_models=registry, registry_ttl_s=registry_ttl,
+        config = ServeConfig(**{**given, "pool_file": pool, "staging_dir": staging_dir or settings.staging_dir},
                              model_cache_dir=settings.home / "serve-models",
                              warehouse_path=settings.warehouse_path, execution=settings.execution)
         app = build_app(config, keys, resolver=installed_resolver())
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    err_console.print(f"serving {name} ({model}) on http://{host}:{port}/v1; traces staged in {config.staging_dir}")
+    err_console.print(f"serving {model_name} ({model_ref}) on http://{host}:{port}/v1; traces staged in {config.staging_dir}")
     if gc_freeze:
         tune_gc()
     try:
