@@ -59,14 +59,21 @@ def run_chunk(plan: ChunkPlan, logger: logging.Logger | logging.LoggerAdapter) -
     cmd = launch_command(plan.accelerate_config, cfg_file, result, plan.run_id)
     logger.info("launch: %s", " ".join(cmd))
     tail: deque[str] = deque(maxlen=20)
-    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                          env={**os.environ, "PYTHONUNBUFFERED": "1"}) as proc:
-        assert proc.stdout is not None
-        for line in proc.stdout:  # universal newlines: a progress bar's \r updates are lines too
-            if line := line.rstrip():
-                tail.append(line)
-                logger.info("%s", line)
-        rc = proc.wait()
+    # torch's elastic agent leaves a `torchelastic_*` folder in the temp dir at every launch; the
+    # launch gets a temp dir of its own inside the chunk, removed when it ends
+    scratch = chunks / f"to-step-{plan.until_step}.tmp"
+    scratch.mkdir(exist_ok=True)
+    try:
+        with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              env={**os.environ, "PYTHONUNBUFFERED": "1", "TMPDIR": str(scratch)}) as proc:
+            assert proc.stdout is not None
+            for line in proc.stdout:  # universal newlines: a progress bar's \r updates are lines too
+                if line := line.rstrip():
+                    tail.append(line)
+                    logger.info("%s", line)
+            rc = proc.wait()
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
     if rc != 0 or not result.is_file():
         raise RuntimeError(f"accelerate launch of GRPO to step {plan.until_step} exited {rc}: " + " | ".join(tail))
     out = TrainResult.from_json(result.read_text(encoding="utf-8"))

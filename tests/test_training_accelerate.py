@@ -26,6 +26,10 @@ def test_each_chunk_runs_under_accelerate_on_two_processes(tmp_path, prefect_har
 
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
+    # what a launch would inherit as its temp dir: torch's elastic agent leaves a folder there
+    inherited = tmp_path / "tmp"
+    inherited.mkdir()
+    monkeypatch.setenv("TMPDIR", str(inherited))
     train = take_per_domain(bank_splits().train, 16)
     model = warm_started_tiny(local_profile(tmp_path / "warm", sft_epochs=1.0, sft_problems=16), train, copies=1,
                               hidden_size=32, num_hidden_layers=1)
@@ -62,3 +66,5 @@ def test_each_chunk_runs_under_accelerate_on_two_processes(tmp_path, prefect_har
         assert len(rows) == 1 and rows[0]["status"] == "finished"
         n = store.query("SELECT count(*) AS n FROM traces WHERE run_id = ?", [rows[0]["run_id"]]).to_pylist()
     assert n == [{"n": 2 * 2 * 2}]
+    # The launches left nothing in the temp dir they inherited, and removed their own.
+    assert list(inherited.iterdir()) == [] and not list((out / "chunks").glob("*.tmp"))
