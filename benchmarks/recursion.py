@@ -184,14 +184,15 @@ def parse_rates(model_dir: Path, rows, pool, *, n: int = 32, samples: int = 4) -
     return out
 
 
-def train_seed(out: Path, seed: int, second_round_cost_weight: float | None = None) -> Path:
+def train_seed(out: Path, seed: int, second_round_cost_weight: float | None = None,
+               settings: dict | None = None) -> Path:
     """The local profile from scratch (its own warm start) with second rounds in the warm start and
     in GRPO; returns the trained model's directory. An OUT holding only an earlier run's sft/
     reuses that warm start."""
     from conductor.training.pipeline import run_training
 
     cfg = local_profile(out, seed=seed, train_seed=seed, sft_recursion_copies=1, second_round_fraction=0.5,
-                        second_round_cost_weight=second_round_cost_weight)
+                        second_round_cost_weight=second_round_cost_weight, **(settings or {}))
     t0, c0 = time.perf_counter(), time.process_time()
     outcome = run_training(cfg)
     print(f"trained seed {seed}: {outcome.result.model_dir} ({(time.perf_counter() - t0) / 60:.1f} wall-min, "
@@ -224,6 +225,8 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1, help="with --train: the seed")
     ap.add_argument("--second-round-cost-weight", type=float, default=None,
                     help="with --train: reward - this x $ of a second-round row's own calls (default: none)")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                    help="with --train: a training config field over the profile's (repeat), e.g. scale_rewards=batch")
     ap.add_argument("--fixed", action="store_true", help="also the environment's fixed one- and two-round rows")
     ap.add_argument("--parse", action="store_true",
                     help="only the parse rates at temperature 1 (first rounds, and second rounds after each plan)")
@@ -233,7 +236,10 @@ def main() -> None:
     ns = ap.parse_args()
     models = list(ns.models)
     if ns.train is not None:
-        models.append(train_seed(ns.train, ns.seed, ns.second_round_cost_weight))
+        from conductor.cli.common import parse_settings, training_fields
+
+        models.append(train_seed(ns.train, ns.seed, ns.second_round_cost_weight,
+                                 parse_settings(ns.set, training_fields())))
     test = bank_splits().test
     if ns.test_n:
         test = take_per_domain(test, ns.test_n, seed=0)
