@@ -5,6 +5,7 @@ library may not import; they plug in through the `conductor.cli` entry point gro
 from __future__ import annotations
 
 import json
+import signal
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -91,8 +92,9 @@ def eval_(
         refuse_accidental_simulation(profile, {"evaluation": (pool, loaded.simulated)},
                                      allow_simulated or settings.allow_simulated)
         check_specs(cfg.methods, pool, resolve_model=resolve_conductor, exclude=cfg.exclude)
-    from prefect.exceptions import CancelledRun
+    from prefect.exceptions import CancelledRun, TerminationSignal
 
+    from conductor.stops import stop_of, stops_not_swallowed
     from flows.prefect_server import tied_prefect_server
 
     # The first Ctrl-C cancels the solves in progress: their finished questions are written, the
@@ -100,14 +102,22 @@ def eval_(
     # The temporary Prefect server is tied to the command, in a session of its own (as for
     # `conductor run` and `conductor nightly`): a terminal's Ctrl-C no longer reaches it, so it
     # neither prints its shutdown's tracebacks nor leaves the flow unable to report its end.
-    with user_errors(MethodSpecError, PoolError, ValueError), tied_prefect_server(), \
-            ctrl_c_stops_solving() as cancellation:
+    # A SIGTERM (a scheduler or `kill` stopping the command) is taken the same way, rc 143.
+    received: list[int] = []
+    with user_errors(MethodSpecError, PoolError, ValueError), tied_prefect_server(), stops_not_swallowed(), \
+            ctrl_c_stops_solving((signal.SIGINT, signal.SIGTERM), received) as cancellation:
         try:
             result = evaluation_flow(cfg, db_path=str(db) if db else None, resolve_model=resolve_conductor,
                                      cancellation=cancellation)
-        except CancelledRun as exc:
-            console.print(str(exc), markup=False)
-            raise typer.Exit(130) from None
+        except BaseException as exc:
+            stop = exc if isinstance(exc, CancelledRun) else stop_of(exc)
+            if stop is None and not received:
+                raise  # an error of the evaluation's own: the error boundary's
+            signum = received[0] if received else stop.signal if isinstance(stop, TerminationSignal) else signal.SIGINT
+            console.print(str(exc) if isinstance(exc, CancelledRun) else
+                          f"interrupted by {signal.Signals(signum).name}: finished questions recorded, runs cancelled",
+                          markup=False)
+            raise typer.Exit(128 + signum) from None
     console.print(f"evaluation {result.evaluation_id}{simulated_note(result.simulated)}")
     # result.warnings (old prices) were logged once by the flow, on this console too
     console.print(result.table_markdown, soft_wrap=True, markup=False)

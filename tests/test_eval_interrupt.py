@@ -16,6 +16,7 @@ import sys
 import threading
 from pathlib import Path
 
+import pytest
 import yaml
 
 from conductor.config import REPO_ROOT
@@ -45,7 +46,8 @@ def _flow_run_states(api_url: str) -> dict[str, str]:
     return asyncio.run(read())
 
 
-def interrupt_while_answering(proc: subprocess.Popen, *, group: bool = False) -> tuple[str, int]:
+def interrupt_while_answering(proc: subprocess.Popen, *, group: bool = False,
+                              sig: signal.Signals = signal.SIGINT) -> tuple[str, int]:
     """Wait until the evaluation's runs are written and its questions start, let some finish
     (each call takes ~1 s, 16 in flight), send SIGINT (to the process's whole group with `group`,
     as a terminal does), wait for the exit. Returns the process's output and how many lines it
@@ -73,7 +75,7 @@ def interrupt_while_answering(proc: subprocess.Popen, *, group: bool = False) ->
         assert answering.wait(timeout=400), "".join(lines)[-3000:]
         threading.Event().wait(5)
         interrupted_at.append(len(lines))
-        send(signal.SIGINT)
+        send(sig)
         proc.wait(timeout=300)
     finally:
         if proc.poll() is None:
@@ -82,8 +84,16 @@ def interrupt_while_answering(proc: subprocess.Popen, *, group: bool = False) ->
     return "".join(lines), interrupted_at[0]
 
 
-def test_ctrl_c_during_an_evaluation_keeps_every_finished_question_and_cancels_the_runs(prefect_harness: Path,
-                                                                                        tmp_path: Path) -> None:
+# The signal, the one line the command prints, and the flow run's end: Ctrl-C goes through the
+# command's cancellation (Cancelled, with the count); a SIGTERM reaches Prefect's own handler
+# first, whose rule is Crashed, and the command's line then names the signal.
+STOPS = [(signal.SIGINT, r"^interrupted: (\d+) questions recorded, runs cancelled$", "CANCELLED"),
+         (signal.SIGTERM, r"^interrupted by SIGTERM: finished questions recorded, runs cancelled$()", "CRASHED")]
+
+
+@pytest.mark.parametrize("sig,line,flow_state", STOPS, ids=["ctrl-c", "sigterm"])
+def test_ctrl_c_during_an_evaluation_keeps_every_finished_question_and_cancels_the_runs(
+        prefect_harness: Path, tmp_path: Path, sig: signal.Signals, line: str, flow_state: str) -> None:
     from prefect.settings import PREFECT_API_URL
 
     api_url = PREFECT_API_URL.value()
@@ -96,21 +106,23 @@ def test_ctrl_c_during_an_evaluation_keeps_every_finished_question_and_cancels_t
         [str(CONDUCTOR), "eval", "-m", "template:single", "--problems", str(problems), "--pool",
          str(slow_pool(tmp_path / "slow.yaml")), "--db", str(db), "--no-mlflow", "--out", str(tmp_path / "out")],
         env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    output, _ = interrupt_while_answering(proc)
-    assert proc.returncode == 130, output[-3000:]
-    said = re.findall(r"^interrupted: (\d+) questions recorded, runs cancelled$", output, flags=re.MULTILINE)
+    output, _ = interrupt_while_answering(proc, sig=sig)
+    assert proc.returncode == 128 + sig, output[-3000:]
+    said = re.findall(line, output, flags=re.MULTILINE)
     assert len(said) == 1, output[-3000:]
-    assert "Traceback" not in output and "Crash detected" not in output and "CancelledError" not in output
-    recorded = int(said[0])
+    assert "Traceback" not in output and "CancelledError" not in output, output[-3000:]
+    # Prefect says "Crash detected" for the flow it ends Crashed (its rule for SIGTERM), never else
+    assert ("Crash detected" in output) == (flow_state == "CRASHED"), output[-3000:]
     with TraceStore(db, read_only=True) as store:
         runs = store.query("SELECT kind, status, finished_at FROM runs").to_pylist()
         traces = store.query("SELECT count(*) AS n FROM traces WHERE depth = 0").to_pylist()[0]["n"]
+    recorded = int(said[0]) if said[0] else traces  # the count, where the line states one
     assert 0 < recorded < PROBLEMS  # interrupted mid-way, with questions finished
     assert traces == recorded  # every question it counted is in the warehouse
     assert {(r["kind"], r["status"]) for r in runs} == {("evaluation", "cancelled"), ("eval", "cancelled")}
     assert all(r["finished_at"] is not None for r in runs)
     new = {k: v for k, v in _flow_run_states(api_url).items() if k not in before}
-    assert list(new.values()) == ["CANCELLED"], new
+    assert list(new.values()) == [flow_state], new
 
 
 # The child starts with Ctrl-C's default handler, as from a user's shell: a pytest worker that an
