@@ -143,22 +143,30 @@ def _stopped_when_left(cancellation: Cancellation) -> Iterator[None]:
         raise
 
 
-# Returns an EvalResult, or a Cancelled state when Ctrl-C stopped it (Prefect makes that the flow
-# run's final state, and calling the flow raises prefect.exceptions.CancelledRun with its message).
-@flow(name="conductor-eval", log_prints=True)
-def evaluation_flow(cfg: EvalConfig, db_path: str | None = None, resolve_model: ModelResolver | None = None,
-                    cancellation: Cancellation | None = None) -> EvalResult | State:
-    """`cancellation`: the command's (its Ctrl-C handler stops the solves); by default one of the
-    flow's own, which nothing stops."""
-    cancellation = cancellation if cancellation is not None else Cancellation()
+@dataclasses.dataclass
+class Evaluation:
+    """An evaluation once its inputs are read: what it runs on, the Methods, and its row."""
+
+    cfg: EvalConfig
+    evaluation_id: str
+    benchmarks: dict[str, list[Problem]]
+    chosen: list[Problem]
+    dataset: DatasetManifest
+    methods: list[Any]  # conductor.methods.Method
+    out_dir: Path
+    simulated: bool
+    parent: Run
+
+
+def prepare(cfg: EvalConfig, db_path: str | None, resolve_model: ModelResolver | None) -> Evaluation:
+    """Stage 1: the problems (curated first when no file is given) and every Method, built
+    before any call is paid for, so that a bad spec fails first; the evaluation's own row."""
     settings = load_settings(profile=cfg.profile)
     home = settings.ensure_home()
     pool_file = cfg.pool_file or settings.pool_file
-    problems = _problems(cfg, home, db_path)
-    benchmarks = by_benchmark(problems, cfg.benchmarks, cfg.limit_per_benchmark)
+    benchmarks = by_benchmark(_problems(cfg, home, db_path), cfg.benchmarks, cfg.limit_per_benchmark)
     chosen = [p for ps in benchmarks.values() for p in ps]
     dataset = evaluated_set(cfg, benchmarks)
-    # Build every Method first: a bad spec fails before any call is paid for.
     # `cfg.questions_in_flight` for every method but a `conductor:` one, which keeps the profile's:
     # a local Conductor writes one workflow at a time, and its planner timeout counts the wait.
     execution = settings.execution.model_copy(update={"questions_in_flight": cfg.questions_in_flight})
@@ -168,112 +176,166 @@ def evaluation_flow(cfg: EvalConfig, db_path: str | None = None, resolve_model: 
                                 conductor_usd_per_gpu_hour=cfg.conductor_usd_per_gpu_hour,
                                 conductor_prices=cfg.conductor_prices, exclude=cfg.exclude) for s in cfg.methods]
     evaluation_id = new_id()
-    out_dir = cfg.out_dir or home / "evaluations" / evaluation_id
     simulated = any(m.simulated for m in methods)
     # The rows are built and ended by warehouse/lifecycle.py's run_here and ended; they are written
     # together (start_evaluation, finish_evaluation) rather than one RunLifecycle each.
     parent = lifecycle.run_here(evaluation_id, "evaluation", method=", ".join(cfg.methods), simulated=simulated,
                                 params=cfg.model_dump(mode="json") | {"benchmarks": sorted(benchmarks),
                                                                       "dataset_id": dataset.dataset_id})
-    logger = get_run_logger()
-    # Per-provider global concurrency limits, shared by every flow on this Prefect server: for the
-    # providers behind a remote API (their rate limits are shared by every flow). In-process
-    # providers (the simulated pool, local models) get one only when named in `provider_limits`:
-    # a process killed with -9 keeps its slots until its lease expires, which only a server running
-    # Prefect's repossessor service ever ends (not an ephemeral or test server), and a killed
-    # nightly must not stall the next one over a limit that protects nothing.
+    return Evaluation(cfg, evaluation_id, benchmarks, chosen, dataset, methods,
+                      Path(cfg.out_dir or home / "evaluations" / evaluation_id), simulated, parent)
+
+
+def provider_slots(ev: Evaluation) -> tuple[dict[str, list[str]], dict[str, int]]:
+    """Stage 2: each method's rate-limited providers, and the global concurrency limits held for
+    them on the Prefect server (shared by every flow there). In-process providers (the simulated
+    pool, local models) get one only when named in `provider_limits`: a process killed with -9
+    keeps its slots until its lease expires, which only a server running Prefect's repossessor
+    service ever ends (not an ephemeral or test server), and a killed nightly must not stall the
+    next one over a limit that protects nothing."""
+    cfg = ev.cfg
     providers = {m.name: sorted({p for p in m.pool.providers if p != CONDUCTOR_PROVIDER
                                  and (p not in IN_PROCESS_PROVIDERS or p in cfg.provider_limits)})
-                 for m in methods}
+                 for m in ev.methods}
     limited = sorted({p for ps in providers.values() for p in ps})
-    limits = ensure_provider_limits(limited, cfg.provider_limit, cfg.provider_limits) if limited else {}
-    # Prices older than the limit: one warning for the whole evaluation.
+    return providers, ensure_provider_limits(limited, cfg.provider_limit, cfg.provider_limits) if limited else {}
+
+
+def price_warnings(ev: Evaluation) -> list[str]:
+    """Stage 3: prices older than the limit, one warning for the whole evaluation."""
     dates: dict[str, str | None] = {}
-    for m in methods:
+    for m in ev.methods:
         dates |= m.pool.price_dates
-    warnings = [w for w in [stale_prices(dates, datetime.now(UTC).date(), cfg.max_price_age_days)] if w]
-    for w in warnings:
-        logger.warning(w)
-    runs: list[Run] = []
-    plans = []
-    for spec, method in zip(cfg.methods, methods):
+    return [w for w in [stale_prices(dates, datetime.now(UTC).date(), ev.cfg.max_price_age_days)] if w]
+
+
+def repeat_runs(ev: Evaluation) -> list[tuple[Any, Any, int, Run]]:
+    """Stage 4: one `eval` run per method and repeat: (method, its repeat, repeat index, row)."""
+    cfg, plans = ev.cfg, []
+    for spec, method in zip(cfg.methods, ev.methods):
         for r in range(cfg.repeats):
             m = method if r == 0 else dataclasses.replace(method, repeat=r)
             run = lifecycle.run_here(new_id(), "eval", method=method.name, simulated=method.simulated,
-                                     params={"evaluation_id": evaluation_id, "repeat": r, "spec": spec,
+                                     params={"evaluation_id": ev.evaluation_id, "repeat": r, "spec": spec,
                                              "setting": cfg.setting, "pool_file": str(m.pool_file),
                                              "execution": m.execution.model_dump(),
                                              "prices_checked": m.pool.price_dates})
-            runs.append(run)
             plans.append((method, m, r, run))
+    return plans
+
+
+@dataclasses.dataclass
+class Solved:
+    """What the solving stage leaves: its task futures, those that failed, and a write error."""
+
+    futures: list[Any]
+    failed: list[Any]
+    unwritten: RuntimeError | None
+
+
+def solve_all(ev: Evaluation, plans: list[tuple[Any, Any, int, Run]], providers: dict[str, list[str]],
+              db_path: str | None, cancellation: Cancellation) -> Solved:
+    """Stage 5: every method x repeat (x benchmark with `task_per_benchmark`) as a task on the
+    task runner, every trace written; returns once every handed-off batch is written."""
+    cfg = ev.cfg
+    futures = []
+    # Threads of this process: a task returns once its last batch is handed to the flow's trace
+    # writer, and the next starts solving while it is written (~0.2 s a task); the flow waits for
+    # every write below, before it reads the warehouse. On Dask each task writes its own batches.
+    in_process = cfg.task_runner == "threads"
+    # Prefect walks every parameter looking for futures to wait on (~0.3 s over a flow of 7 tasks
+    # x 200 problems); these never hold any, and `quote` tells it so. Only in this process: Dask
+    # would ship the annotation as a plain tuple.
+    unwalked = quote if in_process else (lambda x: x)
+    # Left in any other way (a KeyboardInterrupt with no command's handler, Prefect's
+    # TerminationSignal for a SIGTERM), the solves are stopped, so that the runner does not
+    # wait for them to answer every question.
+    with TraceWriter() as writer, _task_runner(cfg) as runner, _stopped_when_left(cancellation):
+        for method, m, r, run in plans:
+            groups = ev.benchmarks if cfg.task_per_benchmark else {"all": ev.chosen}
+            for name, ps in groups.items():
+                job = BenchmarkSolve(
+                    run_id=run.run_id, benchmark=name, method_name=method.name, repeat=r, seed=cfg.seed * 1000 + r,
+                    db_path=db_path, limits=tuple(provider_limit_name(p) for p in providers[method.name])
+                    if cfg.use_provider_limits else ())
+                futures.append(runner.submit(solve_benchmark, parameters=dict(
+                    problems=unwalked(ps), method=unwalked(m), job=job, writer=writer if in_process else None,
+                    cancellation=cancellation)))
+        failed = [f for f in futures if f.wait() is None and f.state.is_failed()]
+        unwritten: RuntimeError | None = None
+        try:
+            writer.drain()
+        except RuntimeError as exc:
+            unwritten = exc
+            get_run_logger().error("%s: %s", exc, exc.__cause__)
+    return Solved(futures, failed, unwritten)
+
+
+def report(ev: Evaluation, ended: list[Run], db_path: str | None, opening: Any | None
+           ) -> tuple[dict[str, Any], EvaluationReport, dict[str, str] | None, list[str]]:
+    """Stage 6: the runs' end, the costs table and the figures (one task, one DuckDB open); the
+    table, plots and costs under the output dir; the MLflow run (`opening`: MLflow's import,
+    started before the solves); the flow's markdown artifact."""
+    cfg, logger = ev.cfg, get_run_logger()
+    figures = finish_evaluation(ev.evaluation_id, ended, db_path)
+    outages = outage_lines(figures["outages"])
+    for line in outages:
+        logger.warning(line)
+    table = write_table(figures, ev.out_dir, simulated=ev.simulated, baseline=ev.methods[0].name)
+    plots = write_plots(figures, ev.out_dir, simulated=ev.simulated)
+    costs = costs_markdown(figures["by_benchmark"], figures["by_worker"], simulated=ev.simulated)
+    (ev.out_dir / "costs.md").write_text(costs, encoding="utf-8")
+    result = EvaluationReport(table, costs, tuple(str(p) for p in plots), ev.simulated)
+    mlflow_run = None
+    if opening is not None:
+        opening.join()
+        mlflow_run = log_evaluation(ev.evaluation_id, cfg.model_dump(mode="json") | {"benchmarks": sorted(ev.benchmarks)},
+                                    figures["scores"], result)
+    create_markdown_artifact(key="evaluation-results",
+                             markdown=artifact_markdown(result, ev.out_dir, mlflow_run)
+                             + "".join(f"\n- {line}" for line in outages),
+                             description=f"evaluation {ev.evaluation_id}{simulated_note(ev.simulated)}")
+    return figures, result, mlflow_run, outages
+
+
+# Returns an EvalResult, or a Cancelled state when Ctrl-C stopped it (Prefect makes that the flow
+# run's final state, and calling the flow raises prefect.exceptions.CancelledRun with its message).
+@flow(name="conductor-eval", log_prints=True)
+def evaluation_flow(cfg: EvalConfig, db_path: str | None = None, resolve_model: ModelResolver | None = None,
+                    cancellation: Cancellation | None = None) -> EvalResult | State:
+    """`cancellation`: the command's (its Ctrl-C handler stops the solves); by default one of the
+    flow's own, which nothing stops. The stages are the functions above, in order."""
+    cancellation = cancellation if cancellation is not None else Cancellation()
+    ev = prepare(cfg, db_path, resolve_model)
+    providers, limits = provider_slots(ev)
+    warnings = price_warnings(ev)
+    for w in warnings:
+        get_run_logger().warning(w)
+    plans = repeat_runs(ev)
+    rows = [*(run for *_, run in plans), ev.parent]
     # Dead runs abandoned, the problems and every run row (parent first) in one task and one
     # DuckDB open, before the first call is paid for. Until the solves are over, a stop (a
     # KeyboardInterrupt, Prefect's TerminationSignal for a SIGTERM) or an error that leaves the
     # flow ends every row on its way out: none is left `running`.
-    with _ended_on_the_way_out([*runs, parent], db_path):
-        start_evaluation(quote(chosen), [parent, *runs], db_path, dataset=dataset)
+    with _ended_on_the_way_out(rows, db_path):
+        start_evaluation(quote(ev.chosen), [ev.parent, *rows[:-1]], db_path, dataset=ev.dataset)
         # MLflow's import and store check overlap the calls instead of following them.
         opening = open_mlflow_in_background() if cfg.log_to_mlflow else None
-        futures = []
-        # Threads of this process: a task returns once its last batch is handed to the flow's trace
-        # writer, and the next starts solving while it is written (~0.2 s a task); the flow waits for
-        # every write below, before it reads the warehouse. On Dask each task writes its own batches.
-        in_process = cfg.task_runner == "threads"
-        # Prefect walks every parameter looking for futures to wait on (~0.3 s over a flow of 7 tasks
-        # x 200 problems); these never hold any, and `quote` tells it so. Only in this process: Dask
-        # would ship the annotation as a plain tuple.
-        unwalked = quote if in_process else (lambda x: x)
-        # Left in any other way (a KeyboardInterrupt with no command's handler, Prefect's
-        # TerminationSignal for a SIGTERM), the solves are stopped, so that the runner does not
-        # wait for them to answer every question.
-        with TraceWriter() as writer, _task_runner(cfg) as runner, _stopped_when_left(cancellation):
-            for method, m, r, run in plans:
-                groups = benchmarks if cfg.task_per_benchmark else {"all": chosen}
-                for name, ps in groups.items():
-                    job = BenchmarkSolve(
-                        run_id=run.run_id, benchmark=name, method_name=method.name, repeat=r, seed=cfg.seed * 1000 + r,
-                        db_path=db_path, limits=tuple(provider_limit_name(p) for p in providers[method.name])
-                        if cfg.use_provider_limits else ())
-                    futures.append(runner.submit(solve_benchmark, parameters=dict(
-                        problems=unwalked(ps), method=unwalked(m), job=job, writer=writer if in_process else None,
-                        cancellation=cancellation)))
-            failed = [f for f in futures if f.wait() is None and f.state.is_failed()]
-            unwritten: RuntimeError | None = None
-            try:
-                writer.drain()
-            except RuntimeError as exc:
-                unwritten = exc
-                logger.error("%s: %s", exc, exc.__cause__)
+        solved = solve_all(ev, plans, providers, db_path, cancellation)
     if cancellation.stopped:  # Ctrl-C: every handed-off batch is written (drained above)
-        return _cancelled(futures, [*runs, parent], unwritten, db_path)
-    status = "failed" if failed or unwritten else "finished"
-    ended = [lifecycle.ended(run, status) for run in [*runs, parent]]
-    if failed or unwritten:
+        return _cancelled(solved.futures, rows, solved.unwritten, db_path)
+    status = "failed" if solved.failed or solved.unwritten else "finished"
+    ended = [lifecycle.ended(run, status) for run in rows]
+    if solved.failed or solved.unwritten:
         record_runs(ended, db_path)
-        if unwritten is not None and not failed:
-            raise unwritten
-        raise RuntimeError(f"{len(failed)} of {len(futures)} benchmark x method tasks failed; see the Prefect logs")
-    # The runs' end, the costs table and the figures: one task, one DuckDB open.
-    figures = finish_evaluation(evaluation_id, ended, db_path)
-    outages = outage_lines(figures["outages"])
-    for line in outages:
-        logger.warning(line)
-    table = write_table(figures, out_dir, simulated=simulated, baseline=methods[0].name)
-    plots = write_plots(figures, out_dir, simulated=simulated)
-    costs = costs_markdown(figures["by_benchmark"], figures["by_worker"], simulated=simulated)
-    (Path(out_dir) / "costs.md").write_text(costs, encoding="utf-8")
-    report = EvaluationReport(table, costs, tuple(str(p) for p in plots), simulated)
-    mlflow_run = None
-    if cfg.log_to_mlflow:
-        opening.join()
-        mlflow_run = log_evaluation(evaluation_id, cfg.model_dump(mode="json") | {"benchmarks": sorted(benchmarks)},
-                                    figures["scores"], report)
-    create_markdown_artifact(key="evaluation-results",
-                             markdown=artifact_markdown(report, Path(out_dir), mlflow_run)
-                             + "".join(f"\n- {line}" for line in outages),
-                             description=f"evaluation {evaluation_id}{simulated_note(simulated)}")
-    logger.info("evaluation %s: %d methods x %d benchmarks x %d repeats", evaluation_id, len(methods),
-                len(benchmarks), cfg.repeats)
-    return EvalResult(evaluation_id=evaluation_id, simulated=simulated, table_markdown=table, out_dir=str(out_dir),
-                      figures=figures, costs_markdown=costs, plots=[str(p) for p in plots], mlflow_run=mlflow_run,
-                      provider_limits=limits, warnings=warnings, outages=outages)
+        if solved.unwritten is not None and not solved.failed:
+            raise solved.unwritten
+        raise RuntimeError(f"{len(solved.failed)} of {len(solved.futures)} benchmark x method tasks failed;"
+                           " see the Prefect logs")
+    figures, result, mlflow_run, outages = report(ev, ended, db_path, opening)
+    get_run_logger().info("evaluation %s: %d methods x %d benchmarks x %d repeats", ev.evaluation_id,
+                          len(ev.methods), len(ev.benchmarks), cfg.repeats)
+    return EvalResult(evaluation_id=ev.evaluation_id, simulated=ev.simulated, table_markdown=result.table_markdown,
+                      out_dir=str(ev.out_dir), figures=figures, costs_markdown=result.costs_markdown,
+                      plots=list(result.plots), mlflow_run=mlflow_run, provider_limits=limits, warnings=warnings,
+                      outages=outages)
