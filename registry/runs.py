@@ -5,6 +5,7 @@ Tagged `conductor.kind` training and `conductor.simulated`, as evaluation runs a
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
@@ -16,7 +17,7 @@ import mlflow
 
 from conductor.stops import is_stop
 from registry.models import CHALLENGER, RegisteredVersion, log_and_register
-from registry.store import use_store
+from registry.store import REGISTERED_MODEL, use_store
 
 _MAX_PARAM = 6000  # MLflow's limit on a param value
 
@@ -57,6 +58,40 @@ def ended_run(**start: Any) -> Iterator[mlflow.ActiveRun]:
 
 
 STRATEGIES_PLOT = "plots/strategies.png"  # the run's "strategies over training" artifact
+# Tags a training run with the model directory it registered (`model_key`), so that a rerun after
+# a stop between the registration and the end of its stage finds that version instead of
+# registering the same model a second time.
+MODEL_KEY_TAG = "conductor.model_key"
+
+
+def model_key(model_dir: str | Path) -> str:
+    """The model directory as it is on disk: its path and each file's name, size and mtime (not
+    the bytes: a 7B model's weights would take minutes to hash). Training the directory again
+    rewrites its files, and so gives another key."""
+    root = Path(model_dir).resolve()
+    digest = hashlib.sha256(str(root).encode())
+    for f in sorted(p for p in root.rglob("*") if p.is_file()):
+        st = f.stat()
+        digest.update(f"{f.relative_to(root)}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    return digest.hexdigest()[:32]
+
+
+def registered_run(key: str, *, tracking_uri: str | None = None) -> LoggedRun | None:
+    """The finished training run that registered the model with this `model_key`, or None. Its
+    version is named by number (`models:/conductor/N`): the challenger alias may have moved since."""
+    experiment_id = use_store(tracking_uri)
+    client = mlflow.MlflowClient()
+    runs = client.search_runs([experiment_id], filter_string=f"tags.`{MODEL_KEY_TAG}` = '{key}'"
+                              " and attributes.status = 'FINISHED'", max_results=1)
+    for run in runs:
+        versions = client.search_model_versions(f"name='{REGISTERED_MODEL}' and run_id='{run.info.run_id}'")
+        if versions:
+            v = versions[0]
+            plots = tuple(a.path for a in client.list_artifacts(run.info.run_id, "plots"))
+            return LoggedRun(run_id=run.info.run_id, experiment_id=experiment_id, plots=plots,
+                             model=RegisteredVersion(name=REGISTERED_MODEL, version=str(v.version), alias="",
+                                                     model_uri=f"models:/{REGISTERED_MODEL}/{v.version}"))
+    return None
 
 
 @dataclass(frozen=True)

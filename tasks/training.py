@@ -89,10 +89,18 @@ class Registered(BaseModel):
 def register_task(params: dict[str, Any], chunks: list[TrainResult]) -> Registered:
     """One MLflow run for the whole training: every chunk's steps, the last chunk's model (the
     warehouse run's row, and its MLflow run id, are the flow's RunLifecycle's)."""
-    from registry.runs import STRATEGIES_PLOT, TrainingRun
+    from registry.runs import MODEL_KEY_TAG, STRATEGIES_PLOT, TrainingRun, model_key, registered_run
 
     last = chunks[-1]
-    with TrainingRun(params, simulated=last.simulated, run_name=TRAINING_METHOD) as run:
+    key = model_key(last.model_dir)
+    # A rerun after a stop that came once the model was registered: that version, not a second one.
+    done = registered_run(key)
+    if done is not None and done.model is not None:
+        get_run_logger().info("model %s is registered already: version %s (MLflow run %s)", last.model_dir,
+                              done.model.version, done.run_id)
+        return Registered(run_id=done.run_id, model_uri=done.model.model_uri, version=done.model.version,
+                          strategies_plot=STRATEGIES_PLOT if STRATEGIES_PLOT in done.plots else "")
+    with TrainingRun(params, simulated=last.simulated, run_name=TRAINING_METHOD, tags={MODEL_KEY_TAG: key}) as run:
         history = [row for c in chunks for row in c.history]
         evals = [row for c in chunks for row in c.eval_history]
         for row in history:
