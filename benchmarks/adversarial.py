@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import random
 import resource
 import sys
@@ -45,7 +44,7 @@ quiet_environment()
 import yaml  # noqa: E402
 
 from benchmarks.adversarial_table import KINDS, NONE, report  # noqa: E402
-from benchmarks.report import write_section  # noqa: E402
+from benchmarks.report import ResultsStore, write_section  # noqa: E402
 from conductor.config import REPO_ROOT, ExecutionConfig  # noqa: E402
 from conductor.data.schema import Problem  # noqa: E402
 from conductor.evaluation.baselines import moa_workflow, prompt_for  # noqa: E402
@@ -180,24 +179,15 @@ def figures(method: str, condition: str, r: EvalResult, rows: Sequence[PromptRow
     return row
 
 
-class Store:
+class Store(ResultsStore):
     """results.json under --out: one entry per (method, condition), replaced when re-measured."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
+    def key(self, row: dict) -> str:
+        return f"{row['method']} | {row['condition']}"
 
-    def load(self) -> dict[str, dict]:
-        return json.loads(self.path.read_text()) if self.path.exists() else {}
-
-    def put(self, row: dict) -> None:
-        data = self.load()  # re-read: another process may have added its rows meanwhile
-        data[f"{row['method']} | {row['condition']}"] = {
-            **row, "measured_at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "load_avg_1m": os.getloadavg()[0]}
-        self.path.write_text(json.dumps(data, indent=1))
-        print(f"  {row['method']} | {row['condition']}: accuracy {row['accuracy']:.3f}, "
-              f"{row['calls_per_question']:.2f} calls/q"
-              + (f", bad worker chosen {row['bad_chosen']:.1%}" if "bad_chosen" in row else ""), flush=True)
+    def summary(self, row: dict) -> str:
+        return (f"  {self.key(row)}: accuracy {row['accuracy']:.3f}, {row['calls_per_question']:.2f} calls/q"
+                + (f", bad worker chosen {row['bad_chosen']:.1%}" if "bad_chosen" in row else ""))
 
 
 def index_in(row: PromptRow, worker: str) -> int:

@@ -31,10 +31,8 @@ from __future__ import annotations
 import argparse
 import collections
 import json
-import os
 import random
 import resource
-import socket
 import sys
 import time
 from pathlib import Path
@@ -44,7 +42,7 @@ from benchmarks.quiet import quiet_environment  # noqa: E402
 
 quiet_environment()
 
-from benchmarks.report import write_section  # noqa: E402
+from benchmarks.report import ResultsStore, write_section  # noqa: E402
 from conductor.config import REPO_ROOT  # noqa: E402
 from conductor.planners import template_workflow  # noqa: E402
 from conductor.shapes import shape_of  # noqa: E402
@@ -132,27 +130,15 @@ def row_of(name: str, r: EvalResult, *, cpu_min: float | None = None, wall_min: 
             "cpu_min": cpu_min, "wall_min": wall_min, **extra}
 
 
-class Store:
+class Store(ResultsStore):
     """results.json under --out/<pool>: one entry per method, replaced when re-measured."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
-
-    def load(self) -> dict[str, dict]:
-        return json.loads(self.path.read_text()) if self.path.exists() else {}
-
-    def put(self, row: dict) -> None:
-        data = self.load()  # re-read: another process may have added its seed meanwhile
-        data[row["method"]] = {**row, "measured_at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-                               "host": socket.gethostname(), "load_avg_1m": os.getloadavg()[0]}
-        self.path.write_text(json.dumps(data, indent=1))
-        print(f"  {row['method']}: accuracy {row['accuracy']:.3f}, format {row['format_rate']:.2f}, "
-              + (f"${row['usd_per_question']:.4f}/q" if row['usd_per_question'] is not None else "$ unknown/q")
-              + f", {row['calls_per_question']:.2f} calls/q"
-              + (f", {row['cpu_min']:.1f} CPU-min" if row.get("cpu_min") is not None else ""), flush=True)
-        if row.get("shapes"):
-            print(f"    shapes: {shapes_line(row)}", flush=True)
+    def summary(self, row: dict) -> str:
+        line = (f"  {row['method']}: accuracy {row['accuracy']:.3f}, format {row['format_rate']:.2f}, "
+                + (f"${row['usd_per_question']:.4f}/q" if row['usd_per_question'] is not None else "$ unknown/q")
+                + f", {row['calls_per_question']:.2f} calls/q"
+                + (f", {row['cpu_min']:.1f} CPU-min" if row.get("cpu_min") is not None else ""))
+        return line + (f"\n    shapes: {shapes_line(row)}" if row.get("shapes") else "")
 
 
 def test_set(n: int | None, phrasings: str = "bank") -> list:

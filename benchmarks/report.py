@@ -3,7 +3,11 @@ so re-running one benchmark replaces its section and leaves the others alone."""
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import socket
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -22,3 +26,31 @@ def write_section(path: Path, key: str, title: str, body: str) -> None:
     text = pattern.sub(lambda _m: block, text) if pattern.search(text) else text.rstrip() + "\n\n" + block + "\n"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
+
+
+class ResultsStore:
+    """A benchmark's results.json: one entry per measured row under `key(row)`, replaced when
+    re-measured and stamped with when and where it was measured (the host, its 1-minute load
+    average), so runs in separate processes or on other days add up and a report reads them all.
+    A subclass says how a row is keyed and printed."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+
+    def key(self, row: dict) -> str:
+        return row["method"]
+
+    def summary(self, row: dict) -> str:
+        """What is printed when `row` is saved (one or more lines)."""
+        return f"  {self.key(row)}: accuracy {row['accuracy']:.3f}"
+
+    def load(self) -> dict[str, dict]:
+        return json.loads(self.path.read_text()) if self.path.exists() else {}
+
+    def put(self, row: dict) -> None:
+        data = self.load()  # re-read: another process may have added its rows meanwhile
+        data[self.key(row)] = {**row, "measured_at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                               "host": socket.gethostname(), "load_avg_1m": os.getloadavg()[0]}
+        self.path.write_text(json.dumps(data, indent=1))
+        print(self.summary(row), flush=True)
