@@ -29,7 +29,6 @@ import argparse
 import asyncio
 import json
 import random
-import resource
 import sys
 import time
 from collections import Counter
@@ -44,7 +43,7 @@ quiet_environment()
 import yaml  # noqa: E402
 
 from benchmarks.adversarial_table import KINDS, NONE, report  # noqa: E402
-from benchmarks.report import ResultsStore, write_section  # noqa: E402
+from benchmarks.report import ResultsStore, cpu_s, write_section  # noqa: E402
 from conductor.config import REPO_ROOT, ExecutionConfig  # noqa: E402
 from conductor.data.schema import Problem  # noqa: E402
 from conductor.evaluation.baselines import moa_workflow, prompt_for  # noqa: E402
@@ -68,11 +67,6 @@ BAD_SIM = REPO_ROOT / "deployments" / "pools" / "bad-sim.yaml"
 # rows, so each kind meets a tenth of them.
 BAD_FRACTION = 0.5
 ROUTER_TRAIN = 400  # training problems the learned router fits on (every worker alone on each)
-
-
-def cpu_s() -> float:
-    ru = resource.getrusage(resource.RUSAGE_SELF)
-    return ru.ru_utime + ru.ru_stime
 
 
 def drop(figures: dict) -> None:

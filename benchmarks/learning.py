@@ -32,7 +32,6 @@ import argparse
 import collections
 import json
 import random
-import resource
 import sys
 import time
 from pathlib import Path
@@ -42,7 +41,7 @@ from benchmarks.quiet import quiet_environment  # noqa: E402
 
 quiet_environment()
 
-from benchmarks.report import ResultsStore, write_section  # noqa: E402
+from benchmarks.report import ResultsStore, cpu_s, write_section  # noqa: E402
 from conductor.config import REPO_ROOT  # noqa: E402
 from conductor.planners import template_workflow  # noqa: E402
 from conductor.shapes import shape_of  # noqa: E402
@@ -69,11 +68,6 @@ POOL_STEPS: dict[str, int | None] = {"local": None, "paper-sim": 400}
 
 def drop(figures: dict) -> None:
     """Where a trainer's per-step log dict goes in a benchmark: nowhere (its tables are the output)."""
-
-
-def cpu_s() -> float:
-    ru = resource.getrusage(resource.RUSAGE_SELF)
-    return ru.ru_utime + ru.ru_stime
 
 
 def routing(result: EvalResult, base: Baselines) -> dict[str, dict[str, int]]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import resource
 import socket
 import time
 from datetime import UTC, datetime
@@ -26,6 +27,13 @@ def write_section(path: Path, key: str, title: str, body: str) -> None:
     text = pattern.sub(lambda _m: block, text) if pattern.search(text) else text.rstrip() + "\n\n" + block + "\n"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
+
+
+def cpu_s() -> float:
+    """This process's user + system CPU seconds so far; a stage's CPU-minutes are the difference
+    (other jobs on a shared machine inflate its wall time, not these)."""
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    return ru.ru_utime + ru.ru_stime
 
 
 class ResultsStore:
