@@ -22,14 +22,14 @@ import argparse
 import asyncio
 import collections
 import json
-import os
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+from benchmarks.quiet import quiet_environment  # noqa: E402
+
+quiet_environment()
 
 from benchmarks.learning import POOLS, shape_figures  # noqa: E402
 from benchmarks.report import cpu_s, write_section  # noqa: E402
