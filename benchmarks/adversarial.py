@@ -43,7 +43,7 @@ quiet_environment()
 import yaml  # noqa: E402
 
 from benchmarks.adversarial_table import KINDS, NONE, report  # noqa: E402
-from benchmarks.report import ResultsStore, cpu_s, write_section  # noqa: E402
+from benchmarks.report import ResultsStore, add_results_options, cpu_s, write_section  # noqa: E402
 from conductor.config import REPO_ROOT, ExecutionConfig  # noqa: E402
 from conductor.data.schema import Problem  # noqa: E402
 from conductor.evaluation.baselines import moa_workflow, prompt_for  # noqa: E402
@@ -298,9 +298,7 @@ def main() -> None:
     ap.add_argument("--variant", choices=("both", "with", "without"), default="both",
                     help="With --seeds: the Conductors trained with bad workers, without them, or both (two "
                          "processes can train one each).")
-    ap.add_argument("--out", type=Path, default=Path(".conductor/bench-adversarial"))
-    ap.add_argument("--report", action="store_true", help="Print (and with --write, write) the tables.")
-    ap.add_argument("--write", type=Path, default=None)
+    add_results_options(ap, out=Path(".conductor/bench-adversarial"))
     ns = ap.parse_args()
     store = Store(ns.out / "results.json")
     if ns.baselines or ns.seeds:

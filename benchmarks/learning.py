@@ -41,7 +41,7 @@ from benchmarks.quiet import quiet_environment  # noqa: E402
 
 quiet_environment()
 
-from benchmarks.report import ResultsStore, cpu_s, write_section  # noqa: E402
+from benchmarks.report import ResultsStore, add_results_options, cpu_s, write_section  # noqa: E402
 from conductor.config import REPO_ROOT  # noqa: E402
 from conductor.planners import template_workflow  # noqa: E402
 from conductor.shapes import shape_of  # noqa: E402
@@ -281,9 +281,7 @@ def main() -> None:
     ap.add_argument("--phrasings", choices=PHRASINGS, default="bank",
                     help="The held-out problems in the bank's words, or in the held-out style's (same problems, "
                          "text from a generator nothing trains on); results under --out/<pool>-phrasings-heldout.")
-    ap.add_argument("--out", type=Path, default=Path(".conductor/bench-learning"))
-    ap.add_argument("--report", action="store_true", help="Print (and with --write, write) the tables.")
-    ap.add_argument("--write", type=Path, default=None)
+    add_results_options(ap, out=Path(".conductor/bench-learning"))
     ns = ap.parse_args()
     pools = ns.pool or sorted(POOLS)
     for name in pools:

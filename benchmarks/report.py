@@ -3,6 +3,7 @@ so re-running one benchmark replaces its section and leaves the others alone."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import re
@@ -34,6 +35,14 @@ def cpu_s() -> float:
     (other jobs on a shared machine inflate its wall time, not these)."""
     ru = resource.getrusage(resource.RUSAGE_SELF)
     return ru.ru_utime + ru.ru_stime
+
+
+def add_results_options(ap: argparse.ArgumentParser, out: Path) -> None:
+    """The options of a benchmark that keeps its rows in a ResultsStore: the folder of its
+    results.json, and printing (with --write, writing) the report assembled from it."""
+    ap.add_argument("--out", type=Path, default=out)
+    ap.add_argument("--report", action="store_true", help="Print (and with --write, write) the tables.")
+    ap.add_argument("--write", type=Path, default=None)
 
 
 class ResultsStore:
