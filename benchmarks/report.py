@@ -1,5 +1,7 @@
 """Benchmarks write their figures into one markdown file, each into its own marked section,
-so re-running one benchmark replaces its section and leaves the others alone."""
+so re-running one benchmark replaces its section and leaves the others alone. The benchmarks that
+measure in stages (learning, adversarial) keep their rows in a ResultsStore and time them with
+cpu_s."""
 
 from __future__ import annotations
 
