@@ -28,9 +28,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import random
-import resource
 import sys
 import time
 from collections import Counter
@@ -38,16 +36,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-for _switch in ("HF_HUB_DISABLE_PROGRESS_BARS", "HF_DATASETS_DISABLE_PROGRESS_BARS"):
-    os.environ.setdefault(_switch, "1")
-os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
+from benchmarks.quiet import quiet_environment  # noqa: E402
+
+quiet_environment()
 
 import yaml  # noqa: E402
 
 from benchmarks.adversarial_table import KINDS, NONE, report  # noqa: E402
-from benchmarks.report import write_section  # noqa: E402
+from benchmarks.report import ResultsStore, add_results_options, cpu_s, write_section  # noqa: E402
 from conductor.config import REPO_ROOT, ExecutionConfig  # noqa: E402
 from conductor.data.schema import Problem  # noqa: E402
 from conductor.evaluation.baselines import moa_workflow, prompt_for  # noqa: E402
@@ -71,11 +67,6 @@ BAD_SIM = REPO_ROOT / "deployments" / "pools" / "bad-sim.yaml"
 # rows, so each kind meets a tenth of them.
 BAD_FRACTION = 0.5
 ROUTER_TRAIN = 400  # training problems the learned router fits on (every worker alone on each)
-
-
-def cpu_s() -> float:
-    ru = resource.getrusage(resource.RUSAGE_SELF)
-    return ru.ru_utime + ru.ru_stime
 
 
 def drop(figures: dict) -> None:
@@ -182,24 +173,15 @@ def figures(method: str, condition: str, r: EvalResult, rows: Sequence[PromptRow
     return row
 
 
-class Store:
+class Store(ResultsStore):
     """results.json under --out: one entry per (method, condition), replaced when re-measured."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
+    def key(self, row: dict) -> str:
+        return f"{row['method']} | {row['condition']}"
 
-    def load(self) -> dict[str, dict]:
-        return json.loads(self.path.read_text()) if self.path.exists() else {}
-
-    def put(self, row: dict) -> None:
-        data = self.load()  # re-read: another process may have added its rows meanwhile
-        data[f"{row['method']} | {row['condition']}"] = {
-            **row, "measured_at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "load_avg_1m": os.getloadavg()[0]}
-        self.path.write_text(json.dumps(data, indent=1))
-        print(f"  {row['method']} | {row['condition']}: accuracy {row['accuracy']:.3f}, "
-              f"{row['calls_per_question']:.2f} calls/q"
-              + (f", bad worker chosen {row['bad_chosen']:.1%}" if "bad_chosen" in row else ""), flush=True)
+    def summary(self, row: dict) -> str:
+        return (f"  {self.key(row)}: accuracy {row['accuracy']:.3f}, {row['calls_per_question']:.2f} calls/q"
+                + (f", bad worker chosen {row['bad_chosen']:.1%}" if "bad_chosen" in row else ""))
 
 
 def index_in(row: PromptRow, worker: str) -> int:
@@ -316,9 +298,7 @@ def main() -> None:
     ap.add_argument("--variant", choices=("both", "with", "without"), default="both",
                     help="With --seeds: the Conductors trained with bad workers, without them, or both (two "
                          "processes can train one each).")
-    ap.add_argument("--out", type=Path, default=Path(".conductor/bench-adversarial"))
-    ap.add_argument("--report", action="store_true", help="Print (and with --write, write) the tables.")
-    ap.add_argument("--write", type=Path, default=None)
+    add_results_options(ap, out=Path(".conductor/bench-adversarial"))
     ns = ap.parse_args()
     store = Store(ns.out / "results.json")
     if ns.baselines or ns.seeds:

@@ -31,25 +31,17 @@ from __future__ import annotations
 import argparse
 import collections
 import json
-import os
 import random
-import resource
-import socket
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-# The CLI's quiet switches (Makefile, `conductor train`): no library progress bars ("Tokenizing
-# train dataset", weight loading, MLflow transfers) and no trainer log dicts (`drop`), so the
-# benchmark's own lines and tables are what it prints. Unset them to see the bars.
-for _switch in ("HF_HUB_DISABLE_PROGRESS_BARS", "HF_DATASETS_DISABLE_PROGRESS_BARS"):
-    os.environ.setdefault(_switch, "1")
-os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
+from benchmarks.quiet import quiet_environment  # noqa: E402
 
-from benchmarks.report import write_section  # noqa: E402
+quiet_environment()
+
+from benchmarks.report import ResultsStore, add_results_options, cpu_s, write_section  # noqa: E402
 from conductor.config import REPO_ROOT  # noqa: E402
 from conductor.planners import template_workflow  # noqa: E402
 from conductor.shapes import shape_of  # noqa: E402
@@ -76,11 +68,6 @@ POOL_STEPS: dict[str, int | None] = {"local": None, "paper-sim": 400}
 
 def drop(figures: dict) -> None:
     """Where a trainer's per-step log dict goes in a benchmark: nowhere (its tables are the output)."""
-
-
-def cpu_s() -> float:
-    ru = resource.getrusage(resource.RUSAGE_SELF)
-    return ru.ru_utime + ru.ru_stime
 
 
 def routing(result: EvalResult, base: Baselines) -> dict[str, dict[str, int]]:
@@ -137,27 +124,15 @@ def row_of(name: str, r: EvalResult, *, cpu_min: float | None = None, wall_min: 
             "cpu_min": cpu_min, "wall_min": wall_min, **extra}
 
 
-class Store:
+class Store(ResultsStore):
     """results.json under --out/<pool>: one entry per method, replaced when re-measured."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
-
-    def load(self) -> dict[str, dict]:
-        return json.loads(self.path.read_text()) if self.path.exists() else {}
-
-    def put(self, row: dict) -> None:
-        data = self.load()  # re-read: another process may have added its seed meanwhile
-        data[row["method"]] = {**row, "measured_at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-                               "host": socket.gethostname(), "load_avg_1m": os.getloadavg()[0]}
-        self.path.write_text(json.dumps(data, indent=1))
-        print(f"  {row['method']}: accuracy {row['accuracy']:.3f}, format {row['format_rate']:.2f}, "
-              + (f"${row['usd_per_question']:.4f}/q" if row['usd_per_question'] is not None else "$ unknown/q")
-              + f", {row['calls_per_question']:.2f} calls/q"
-              + (f", {row['cpu_min']:.1f} CPU-min" if row.get("cpu_min") is not None else ""), flush=True)
-        if row.get("shapes"):
-            print(f"    shapes: {shapes_line(row)}", flush=True)
+    def summary(self, row: dict) -> str:
+        line = (f"  {row['method']}: accuracy {row['accuracy']:.3f}, format {row['format_rate']:.2f}, "
+                + (f"${row['usd_per_question']:.4f}/q" if row['usd_per_question'] is not None else "$ unknown/q")
+                + f", {row['calls_per_question']:.2f} calls/q"
+                + (f", {row['cpu_min']:.1f} CPU-min" if row.get("cpu_min") is not None else ""))
+        return line + (f"\n    shapes: {shapes_line(row)}" if row.get("shapes") else "")
 
 
 def test_set(n: int | None, phrasings: str = "bank") -> list:
@@ -306,9 +281,7 @@ def main() -> None:
     ap.add_argument("--phrasings", choices=PHRASINGS, default="bank",
                     help="The held-out problems in the bank's words, or in the held-out style's (same problems, "
                          "text from a generator nothing trains on); results under --out/<pool>-phrasings-heldout.")
-    ap.add_argument("--out", type=Path, default=Path(".conductor/bench-learning"))
-    ap.add_argument("--report", action="store_true", help="Print (and with --write, write) the tables.")
-    ap.add_argument("--write", type=Path, default=None)
+    add_results_options(ap, out=Path(".conductor/bench-learning"))
     ns = ap.parse_args()
     pools = ns.pool or sorted(POOLS)
     for name in pools:

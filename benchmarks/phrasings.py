@@ -22,29 +22,23 @@ import argparse
 import asyncio
 import collections
 import json
-import os
-import resource
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+from benchmarks.quiet import quiet_environment  # noqa: E402
+
+quiet_environment()
 
 from benchmarks.learning import POOLS, shape_figures  # noqa: E402
-from benchmarks.report import write_section  # noqa: E402
+from benchmarks.report import cpu_s, write_section  # noqa: E402
 from conductor.training.compare import Baselines  # noqa: E402
 from conductor.training.dataset import PoolSampling, build_rows, row_messages, training_pool  # noqa: E402
 from conductor.training.evaluate import generate_workflows, score_texts  # noqa: E402
 from conductor.training.problems import PHRASINGS, heldout_problems, training_phrasings  # noqa: E402
 from conductor.training.sft_data import task_line  # noqa: E402
 from conductor.workers.simulated.instructions import instruction_quality  # noqa: E402
-
-
-def cpu_s() -> float:
-    ru = resource.getrusage(resource.RUSAGE_SELF)
-    return ru.ru_utime + ru.ru_stime
 
 
 def train(ns: argparse.Namespace) -> Path:

@@ -34,14 +34,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-# The CLI's quiet switches (Makefile, `conductor train`): no library progress bars ("Tokenizing
-# train dataset", weight loading, MLflow transfers) and no trainer log dicts (`drop`), so the
-# benchmark's own lines and tables are what it prints. Unset them to see the bars.
-for _switch in ("HF_HUB_DISABLE_PROGRESS_BARS", "HF_DATASETS_DISABLE_PROGRESS_BARS"):
-    os.environ.setdefault(_switch, "1")
-os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
+from benchmarks.quiet import quiet_environment  # noqa: E402
+
+quiet_environment()
 
 import yaml  # noqa: E402
 

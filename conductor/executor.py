@@ -260,7 +260,7 @@ async def execute(
     options = options or RunOptions()
     config = options.config
     budget = budget or Budget(max_usd=config.max_usd_per_question)
-    trace = trace or _new_trace(task, pool, run_id=options.run_id)
+    trace = trace or Trace.for_task(task, pool.ids, run_id=options.run_id)
     trace.workflow = workflow
     t0 = time.perf_counter()
     if len(workflow) > config.max_steps:
@@ -294,10 +294,6 @@ async def execute(
     return trace
 
 
-def _new_trace(task: Task, pool: Pool, **fields: object) -> Trace:
-    return Trace(problem_id=task.id, source=task.source, domain=task.domain, pool=pool.ids, **fields)  # type: ignore[arg-type]
-
-
 async def run_plan(
     text: str,
     task: Task,
@@ -318,9 +314,9 @@ async def run_plan(
     config = options.config
     within = (within or Round()).funded(config)
     t0 = time.perf_counter()
-    trace = _new_trace(task, pool, conductor_prompt=messages or [], conductor_output=text,
-                       conductor_call=conductor_call, depth=within.depth, parent_trace_id=within.parent_trace_id,
-                       run_id=options.run_id)
+    trace = Trace.for_task(task, pool.ids, conductor_prompt=messages or [], conductor_output=text,
+                           conductor_call=conductor_call, depth=within.depth, parent_trace_id=within.parent_trace_id,
+                           run_id=options.run_id)
     result = parse(text, pool.ids, max_steps=config.max_steps, allow_empty=within.allow_empty,
                    earlier_round=bool(within.prior))
     if watching():
@@ -375,8 +371,8 @@ async def plan_and_run(
     except Exception as exc:  # noqa: BLE001 - a planner failure is recorded, like a worker's
         call.error = f"timed out after {config.planner_timeout_s:g}s" if isinstance(exc, TimeoutError) else _failure(exc)
         call.usage = Usage(cost_usd=0.0, latency_s=time.perf_counter() - t0)
-        trace = _new_trace(task, pool, conductor_prompt=messages, conductor_call=call, depth=within.depth,
-                           parent_trace_id=within.parent_trace_id, run_id=options.run_id)
+        trace = Trace.for_task(task, pool.ids, conductor_prompt=messages, conductor_call=call, depth=within.depth,
+                               parent_trace_id=within.parent_trace_id, run_id=options.run_id)
         trace.parse_status, trace.parse_error = "planner_error", call.error
         total_usage(trace, time.perf_counter() - t0)
         return trace

@@ -51,8 +51,8 @@ async def solve(
 def failed_trace(task: Task, pool: Pool, run_id: str | None, exc: BaseException) -> Trace:
     """The record of a question whose solving crashed outside any one call (a bug): kept, so a
     run never loses the question, with reward 0."""
-    return Trace(problem_id=task.id, source=task.source, domain=task.domain, pool=pool.ids, run_id=run_id,
-                 parse_status="internal_error", parse_error=f"{type(exc).__name__}: {exc}", reward=0.0)
+    return Trace.for_task(task, pool.ids, run_id=run_id, parse_status="internal_error",
+                          parse_error=f"{type(exc).__name__}: {exc}", reward=0.0)
 
 
 async def solve_many(

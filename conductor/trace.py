@@ -15,7 +15,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from conductor.data.schema import Domain
-from conductor.types import Message, Usage
+from conductor.types import Message, Task, Usage
 from conductor.verify.verdict import Verdict
 from conductor.workflow import Workflow
 
@@ -104,6 +104,13 @@ class Trace(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     wall_s: float = 0.0
     created_at: datetime = Field(default_factory=utc_now)
+
+    @classmethod
+    def for_task(cls, task: Task, pool: list[str], **fields: object) -> Trace:
+        """A new trace of `task` (its id, source and domain copied in) over the workers `pool`
+        as offered; `fields` sets any other field."""
+        return cls(problem_id=task.id, source=task.source, domain=task.domain, pool=pool,
+                   **fields)  # type: ignore[arg-type]
 
     def all_calls(self) -> list[CallRecord]:
         """Every call of this round and of its recursion rounds, planner calls included."""

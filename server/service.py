@@ -84,9 +84,9 @@ class Service:
                 return await plan_and_run(task, pool, job.planner, options)
         except TimeoutError:
             # The calls made so far are lost with the cancelled run; the request itself is kept.
-            return Trace(problem_id=task.id, source=task.source, domain=task.domain, pool=self.pool.ids,
-                         run_id=self.run.run_id, stop_reason=f"request timed out after {self.config.request_timeout_s:g}s",
-                         wall_s=self.config.request_timeout_s)
+            return Trace.for_task(task, self.pool.ids, run_id=self.run.run_id,
+                                  stop_reason=f"request timed out after {self.config.request_timeout_s:g}s",
+                                  wall_s=self.config.request_timeout_s)
 
     def start(self, job: Job, events: asyncio.Queue[Event] | None = None) -> asyncio.Task[Trace]:
         """Start solving in its own task, which records the trace and frees the key's slot when it

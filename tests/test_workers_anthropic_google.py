@@ -48,6 +48,35 @@ def build(server: LoopbackServer, provider: str, model: str, **kw):
     return Pool.from_specs([spec]).worker(spec.id)
 
 
+async def assert_key_kept_out(server, caplog, worker, path: str, reply: Reply, *, status: int, says: str,
+                              key: str) -> None:
+    """A rejected key fails at once (no retry), says what to fix, and shows the key nowhere: not in
+    the error, not in any log line."""
+    server.script(path, reply)
+    with caplog.at_level(logging.DEBUG):
+        with pytest.raises(CallFailed) as info:
+            await call_worker(worker, MSGS, FAST)
+    assert info.value.status == status and info.value.retries == 0
+    assert says in str(info.value) and key not in str(info.value)
+    assert key not in caplog.text
+
+
+async def assert_garbled_and_late_are_retryable(server, worker, path: str, garbled: Reply, late: Reply) -> None:
+    """A reply the SDK cannot read is a retryable 'malformed' error, and so is `late` (sent after
+    more than 0.3 s) to the same worker with a 0.3 s timeout."""
+    server.script(path, garbled)
+    with pytest.raises(WorkerError) as err:
+        await worker.complete(MSGS)
+    assert err.value.retryable and "malformed" in str(err.value)
+
+    slow = build(server, worker.spec.provider, worker.spec.model, timeout_s=0.3)
+    server.script(path, late)
+    with pytest.raises(WorkerError) as err:
+        await slow.complete(MSGS)
+    assert err.value.retryable
+    await slow.aclose()
+
+
 # --- Anthropic -------------------------------------------------------------------------------
 
 
@@ -98,26 +127,14 @@ async def test_anthropic_failures(server, caplog):
     assert "temperature" not in server.requests[0].json and "thinking" not in server.requests[0].json
     assert out.text == "ok" and out.usage.retries == 2 and len(server.requests) == 3
 
-    server.script(ANTHROPIC_MESSAGES, Reply(401, anthropic_error(f"invalid x-api-key {A_KEY}", "authentication_error")))
-    with caplog.at_level(logging.DEBUG):
-        with pytest.raises(CallFailed) as info:
-            await call_worker(worker, MSGS, FAST)
-    assert info.value.status == 401 and info.value.retries == 0
-    assert "ANTHROPIC_API_KEY" in str(info.value) and A_KEY not in str(info.value)
-    assert A_KEY not in caplog.text
-
-    server.script(ANTHROPIC_MESSAGES, Reply(body="<html>gateway</html>", content_type="text/html"))
-    with pytest.raises(WorkerError) as err:
-        await worker.complete(MSGS)
-    assert err.value.retryable and "malformed" in str(err.value)
-
-    slow = build(server, "anthropic", "claude-sonnet-4", timeout_s=0.3)
-    server.script(ANTHROPIC_MESSAGES, Reply(body=anthropic_message(), delay_s=1.5))
-    with pytest.raises(WorkerError) as err:
-        await slow.complete(MSGS)
-    assert err.value.retryable
+    await assert_key_kept_out(
+        server, caplog, worker, ANTHROPIC_MESSAGES,
+        Reply(401, anthropic_error(f"invalid x-api-key {A_KEY}", "authentication_error")),
+        status=401, says="ANTHROPIC_API_KEY", key=A_KEY)
+    await assert_garbled_and_late_are_retryable(
+        server, worker, ANTHROPIC_MESSAGES, Reply(body="<html>gateway</html>", content_type="text/html"),
+        Reply(body=anthropic_message(), delay_s=1.5))
     await worker.aclose()
-    await slow.aclose()
 
 
 # --- Google ----------------------------------------------------------------------------------
@@ -156,31 +173,18 @@ async def test_gemini_failures(server, caplog):
     out = await call_worker(worker, MSGS, FAST)
     assert out.text == "ok" and out.usage.retries == 2 and len(server.requests) == 3
 
-    server.script(GEMINI, Reply(400, gemini_error(400, f"API key not valid: {G_KEY}", "INVALID_ARGUMENT")))
-    with caplog.at_level(logging.DEBUG):
-        with pytest.raises(CallFailed) as info:
-            await call_worker(worker, MSGS, FAST)
-    assert info.value.status == 400 and info.value.retries == 0
-    assert "API key not valid" in str(info.value) and G_KEY not in str(info.value)
-    assert G_KEY not in caplog.text
+    await assert_key_kept_out(
+        server, caplog, worker, GEMINI, Reply(400, gemini_error(400, f"API key not valid: {G_KEY}", "INVALID_ARGUMENT")),
+        status=400, says="API key not valid", key=G_KEY)
 
     server.script(GEMINI, Reply(403, gemini_error(403, "denied", "PERMISSION_DENIED")))
     with pytest.raises(WorkerError) as err:
         await worker.complete(MSGS)
     assert not err.value.retryable and "GEMINI_API_KEY" in str(err.value)
 
-    server.script(GEMINI, Reply(body="{broken"))
-    with pytest.raises(WorkerError) as err:
-        await worker.complete(MSGS)
-    assert err.value.retryable and "malformed" in str(err.value)
-
-    slow = build(server, "google", "gemini-2.5-pro", timeout_s=0.3)
-    server.script(GEMINI, Reply(body=gemini_response(), delay_s=1.5))
-    with pytest.raises(WorkerError) as err:
-        await slow.complete(MSGS)
-    assert err.value.retryable
+    await assert_garbled_and_late_are_retryable(
+        server, worker, GEMINI, Reply(body="{broken"), Reply(body=gemini_response(), delay_s=1.5))
     await worker.aclose()
-    await slow.aclose()
 
 
 def test_google_key_from_either_variable(monkeypatch):
