@@ -84,7 +84,7 @@ class Service:
                 return await plan_and_run(task, pool, job.planner, options)
         except TimeoutError:
             # The calls made so far are lost with the cancelled run; the request itself is kept.
-            return Trace.for_task(task, self.pool.ids, run_id=self.run.run_id,
+            return Trace.for_task(task, pool.ids, run_id=self.run.run_id,
                                   stop_reason=f"request timed out after {self.config.request_timeout_s:g}s",
                                   wall_s=self.config.request_timeout_s)
 

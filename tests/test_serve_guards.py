@@ -10,6 +10,7 @@ import openai
 import pytest
 
 from conductor.planners import ModelPlanner
+from conductor.workers.pool import read_pool_file
 from server.build import ServeError, build_app, resolve_planner
 from server.config import ServeConfig
 from server.guards import KeyRing, Limits
@@ -110,13 +111,19 @@ def test_a_garbage_writing_model_gets_a_parse_failure_answer_never_a_500(tiny_mo
 def test_a_request_over_the_time_limit_is_answered_and_kept(tmp_path):
     config = ServeConfig(pool_file=POOL, request_timeout_s=0.05, staging_dir=tmp_path / "staging", flush_interval_s=60)
     app = build_app(config, KeyRing(["k"]))
+    ids = [w.id for w in read_pool_file(POOL).workers]
     with running_server(app) as url:
         c = openai.OpenAI(base_url=url + "/v1", api_key="k", max_retries=0)
-        r = c.chat.completions.create(model="conductor", messages=ASK)  # simulated calls take ~100 ms
+        # simulated calls take ~100 ms; the request opts one worker out
+        r = c.chat.completions.create(model="conductor", messages=ASK,
+                                      extra_body={"conductor": {"exclude": [ids[0]]}})
     ext = r.model_extra["conductor"]
     assert ext["status"] == "no_answer" and "timed out" in ext["stop_reason"]
     [batch] = pending(tmp_path / "staging")
-    assert read_batch(batch).traces.column("trace_id").to_pylist() == [ext["trace_id"]]
+    traces = read_batch(batch).traces
+    assert traces.column("trace_id").to_pylist() == [ext["trace_id"]]
+    # the kept trace names the pool the request planned over: the excluded worker is not in it
+    assert traces.column("pool").to_pylist() == [list(ids[1:])]
 
 
 def test_a_client_gone_mid_stream_still_gets_its_trace_kept_and_its_slot_freed(tmp_path):
