@@ -41,6 +41,16 @@ EFFORT_LINES: dict[Effort, str] = {
 DEFAULT_CALL_RATES: dict[Effort, float] = {Effort.LOW: 0.04, Effort.MEDIUM: 0.01, Effort.HIGH: 0.0}
 
 
+# How many steps the warm start's plans have at each level (the SFT prior, conductor/training/
+# sft_data.py): one call at low, a check or a small ensemble at medium, the large ensembles at
+# high. A structural prior on what each level spends, taken from the levels' own words, not from
+# any outcome: it gives the tiny model a plan that depends on the level's line to start from,
+# which GRPO (charging each level's rate) then refines. Without it the warm start's plans are the
+# same at every level, and a model trained with effort rows wrote one step whatever the level
+# (docs/training.md, "Effort rows").
+EFFORT_STEPS: dict[Effort, tuple[int, int]] = {Effort.LOW: (1, 1), Effort.MEDIUM: (2, 3), Effort.HIGH: (4, 5)}
+
+
 def effort_line(effort: Effort | None) -> str | None:
     """The prompt's effort sentence, or None when no level was asked for (the prompt is unchanged)."""
     return None if effort is None else EFFORT_LINES[Effort(effort)]

@@ -34,6 +34,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from conductor.data.schema import Problem
+from conductor.effort import EFFORT_STEPS, Effort
 from conductor.models.automaton import DecisionAutomaton
 from conductor.prompts import SYSTEM, pool_section
 from conductor.training.dataset import PoolSampling, PromptRow, build_rows, row_messages
@@ -105,16 +106,26 @@ def sft_examples(
     for c in range(copies):
         # No recursion rows here (no Conductor offered); second rounds are
         # `second_round.recursion_sft_examples` (config.sft_recursion_copies).
-        plain = replace(sampling, recursion_fraction=0.0, efforts=())  # bad workers as the run offers them
+        # bad workers and effort levels as the run offers them
+        plain = replace(sampling, recursion_fraction=0.0)
         for row in build_rows(problems, pool, plain, seed=seed * 1000 + c):
             out.append(example_for(row, pool, rng, examples=examples, plans=plans))
     return out
 
 
+def plans_at(effort: Effort | None, plans: Sequence[Plan]) -> Sequence[Plan]:
+    """The plans a row's warm start draws from: at an effort level, those whose step count is in
+    the level's range (`conductor.effort.EFFORT_STEPS`); all of them with no level (or none in range)."""
+    if effort is None:
+        return plans
+    low, high = EFFORT_STEPS[effort]
+    return [p for p in plans if low <= p.steps <= high] or plans
+
+
 def example_for(row: PromptRow, pool: Pool, rng: random.Random, *, examples: bool,
                 plans: Sequence[Plan] = PLANS) -> dict:
     workers = [i for i, s in enumerate(row.offered(pool).specs) if s.provider != "conductor"]
-    plan, workflow = draw_example(row.problem, workers, rng, plans=plans)
+    plan, workflow = draw_example(row.problem, workers, rng, plans=plans_at(row.effort, plans))
     messages = row_messages(row, pool, examples=examples)
     return {
         "prompt": [m.model_dump() for m in messages],

@@ -10,7 +10,8 @@ from typing import Any
 
 from conductor.data.schema import Problem
 from conductor.training.base_model import init_tiny_conductor
-from conductor.training.config import ConductorTrainingConfig, apply_torch_threads, bad_worker_share, lora_config
+from conductor.training.config import (ConductorTrainingConfig, apply_torch_threads, bad_worker_share, effort_rates,
+                                       lora_config)
 from conductor.training.dataset import PoolSampling, training_pool
 from conductor.training.second_round import recursion_sft_examples
 from conductor.training.sft import warm_start
@@ -22,9 +23,10 @@ from conductor.models.prompt_format import PromptFormat, write_prompt_format
 
 def warm_sampling(config: ConductorTrainingConfig) -> PoolSampling:
     """The pools the warm start offers: those GRPO will (the full pool, or random subsets with a
-    bad worker in `bad_worker_fraction` of them), without recursion rows or effort levels."""
+    bad worker in `bad_worker_fraction` of them), and the run's effort levels (each row's plan is
+    drawn among the level's step counts: `sft_data.plans_at`); without recursion rows."""
     return PoolSampling(randomized=config.randomized_pools, k_min=config.pool_k_min, k_max=config.pool_k_max,
-                        bad_worker_fraction=bad_worker_share(config))
+                        bad_worker_fraction=bad_worker_share(config), efforts=tuple(effort_rates(config)))
 
 
 def warm_started_tiny(
