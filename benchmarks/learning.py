@@ -259,6 +259,9 @@ def main() -> None:
     ap.add_argument("--pool", action="append", choices=sorted(POOLS), help="Simulated pool(s) (default: both).")
     ap.add_argument("--baselines", action="store_true", help="Measure the baselines (no training).")
     ap.add_argument("--sft", action="store_true", help="Warm-start (or reuse) and evaluate SFT only.")
+    ap.add_argument("--own-warm-start", action="store_true",
+                    help="Each GRPO seed from its own warm start with that seed (warm<seed>/; seed 0's is warm/), so a"
+                         " seed is trained from scratch; default: every seed from seed 0's warm start.")
     ap.add_argument("--seeds", type=int, nargs="*", default=[], help="GRPO seeds to train and evaluate.")
     ap.add_argument("--randomized", type=int, nargs="*", default=[],
                     help="Seeds of the randomized-pools comparison (needs the fixed-pool GRPO seed's model).")
@@ -302,6 +305,8 @@ def main() -> None:
                                  **shape_figures(r, base)))
             for seed in ns.seeds:
                 print(f"[{name}] GRPO seed {seed}, {steps} steps", flush=True)
+                if ns.own_warm_start and seed != 0:  # seed 0's warm start is the shared one (warm/)
+                    sft, sft_cpu, sft_wall = sft_dir_for(out / f"warm{seed}", pool_file, seed=seed)
                 result, cpu, wall = grpo_seed(out / f"seed{seed}", pool_file, sft, seed, steps)
                 r = evaluate_model_dir(result.model_dir, base, max_new_tokens=64)
                 store.put(row_of(f"GRPO seed {seed}", r, cpu_min=cpu + sft_cpu, wall_min=wall + sft_wall,
