@@ -39,7 +39,7 @@ def test_ask_mixes_loopback_openai_server_and_simulated_workers(tmp_path):
         plan.write_text('model_id = [0, 1]\nsubtasks = ["Solve it.", "Check the answer above."]\naccess_list = [[], "all"]')
         result = runner.invoke(app, ["ask", question, "--pool", str(pool_file), "--plan", str(plan), "--json"])
         assert result.exit_code == 0, result.output
-        trace = json.loads(result.output)
+        trace = json.loads(result.stdout)
         sent = server.requests_to(OPENAI_CHAT)
 
     first, second = trace["steps"]

@@ -34,7 +34,7 @@ def test_ask_with_a_plan_runs_it_and_prints_steps(tmp_path):
     plan.write_text('model_id = [2, 0]\nsubtasks = ["Solve it", "Check it"]\naccess_list = [[], "all"]\n')
     result = runner.invoke(app, ["ask", question, "--pool", POOL, "--plan", str(plan), "--json"])
     assert result.exit_code == 0, result.output
-    trace = json.loads(result.output)
+    trace = json.loads(result.stdout)
     assert [s["worker_id"] for s in trace["steps"]] == ["sim-mathematician", "sim-generalist"]
     assert "boxed" in trace["answer"]
 
@@ -44,7 +44,7 @@ def test_ask_plan_from_stdin_and_default_plan():
     result = runner.invoke(app, ["ask", q, "--pool", POOL, "--plan", "-"], input="model_id=[1]\nsubtasks=['go']\naccess_list=[[]]")
     assert result.exit_code == 0 and "sim-coder" in result.output and "answer" in result.output
     result = runner.invoke(app, ["ask", q, "--pool", POOL, "--json"])
-    assert [s["worker_id"] for s in json.loads(result.output)["steps"]] == ["sim-generalist", "sim-coder", "sim-mathematician", "sim-generalist"]
+    assert [s["worker_id"] for s in json.loads(result.stdout)["steps"]] == ["sim-generalist", "sim-coder", "sim-mathematician", "sim-generalist"]
 
 
 def one_line_error(result, *needles):
@@ -105,6 +105,6 @@ def test_ask_knows_the_generated_bank_the_local_profile_trains_on():
     result = runner.invoke(app, ["ask", problem.question, "--pool", POOL, "--plan", "-", "--json"],
                            input="model_id=[2]\nsubtasks=['Solve it']\naccess_list=[[]]")
     assert result.exit_code == 0, result.output
-    trace = json.loads(result.output)
+    trace = json.loads(result.stdout)
     assert trace["domain"] == "math" and trace["problem_id"] == problem.id
     assert "could not find" not in trace["answer"] and "boxed" in trace["answer"]

@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from conductor.cli import app
 from conductor.data.bank import sample_problems
 from conductor.effort import EFFORT_LINES, Effort
+from conductor.simulation import SIMULATED_BANNER
 from conductor.evaluation.methods import MethodSpecError, method_from_spec
 from tasks.solve import solve_all
 from tasks.traces import TraceBatches
@@ -26,7 +27,8 @@ def test_ask_effort_sets_the_default_workflows_calls(level, steps):
     question = sample_problems()[0].question
     result = runner.invoke(app, ["ask", question, "--pool", POOL, "--effort", level, "--json"])
     assert result.exit_code == 0, result.output
-    assert len(json.loads(result.output)["steps"]) == steps
+    assert len(json.loads(result.stdout)["steps"]) == steps  # stdout is the JSON alone
+    assert result.stderr.strip() == f"note: {SIMULATED_BANNER}"  # the simulated pool's banner, on stderr
 
 
 @pytest.mark.parametrize("args,needle", [(["--effort", "extreme"], "effort must be one of low, medium, high"),

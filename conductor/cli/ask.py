@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 
 from conductor.cli.common import console, err_console, read_text_arg, user_errors
+from conductor.simulation import SIMULATED_BANNER
 from conductor.cli.render import trace_view
 from conductor.config import REPO_ROOT, load_settings
 from conductor.data.bank import sample_problems
@@ -141,6 +142,8 @@ def ask(
             workflow = result
         elif conductor is None:
             workflow = default_workflow(pool, EFFORT_SHAPES[level] if level is not None else shape)  # type: ignore[arg-type]
+        if real is None and pool.simulated:  # after every check too; on stderr, so --json's stdout is the JSON alone
+            err_console.print(f"note: {SIMULATED_BANNER}", highlight=False, soft_wrap=True)
 
     async def run() -> Trace:
         async with pool:
