@@ -163,6 +163,10 @@ def _run(config, *, resume: bool, track: bool, warehouse: bool, compare: int, re
     except BaseException as exc:
         if sink is not None:
             sink.close(exc)  # its row failed (cancelled on Ctrl-C), with the error
+        if isinstance(exc, KeyboardInterrupt):  # Ctrl-C: one line, rc 130 (typer's would say nothing)
+            for bar in bars.values():
+                bar.close()
+            raise typer.Exit(interrupted(config.output_dir, bars["GRPO"].n if "GRPO" in bars else None)) from None
         raise
     if sink is not None:
         sink.close()
@@ -185,6 +189,20 @@ def _run(config, *, resume: bool, track: bool, warehouse: bool, compare: int, re
         console.print(f"rollouts: warehouse run {sink.run_id} ({len(sink.steps_written)} steps in v_training_curves)")
     if compare > 0:
         _compare(config, r.model_dir, compare)
+
+
+def interrupted(output_dir: str, step: int | None) -> int:
+    """What a Ctrl-C during training says, in one line: where it stopped, that its run is marked
+    cancelled with its rollouts kept, and where `--resume` goes on from. Returns the exit code."""
+    from conductor.cli.common import err_console
+
+    where = f"GRPO step {step}" if step is not None else "the warm start"
+    ckpts = sorted(Path(output_dir).glob("checkpoint-*"), key=lambda p: int(p.name.rsplit("-", 1)[1]))
+    resume = (f"--resume goes on from {ckpts[-1]}" if ckpts else
+              "no GRPO checkpoint yet (one every save_steps), so --resume starts GRPO again")
+    err_console.print(f"interrupted at {where}: its runs are marked cancelled, the rollouts so far kept; {resume}",
+                      highlight=False, soft_wrap=True)
+    return 130
 
 
 def quiet_library_bars() -> None:
