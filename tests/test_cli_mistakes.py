@@ -150,3 +150,23 @@ def test_the_console_script_prints_one_line(tmp_path: Path) -> None:
         done = subprocess.run([conductor, *argv], capture_output=True, text=True, env=env, timeout=300)
         assert done.returncode == 2 and done.stdout == "", (argv, done.stdout, done.stderr)
         assert done.stderr.count("\n") == 1 and done.stderr.startswith("error: "), (argv, done.stderr)
+
+
+def test_a_ctrl_c_no_command_answers_is_one_line_and_130() -> None:
+    """Typer turns a KeyboardInterrupt into a silent exit 130; the conductor group says so."""
+    import typer
+
+    from conductor.cli.boundary import ConductorGroup
+
+    demo = typer.Typer(cls=ConductorGroup)
+
+    @demo.command()
+    def slow() -> None:
+        raise KeyboardInterrupt
+
+    @demo.command()
+    def other() -> None:
+        pass
+
+    result = CliRunner().invoke(demo, ["slow"])
+    assert (result.exit_code, result.output) == (130, "interrupted\n")

@@ -78,6 +78,16 @@ class ConductorGroup(TyperGroup):
             sys.exit(code)
         return code
 
+    def invoke(self, ctx: Any) -> Any:
+        """Every subcommand runs in here. A Ctrl-C that the command did not answer itself says so in
+        one line, rc 130: Typer turns a KeyboardInterrupt into a silent exit 130 before `main`
+        could see it."""
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            err_console.print("interrupted", highlight=False)
+            raise typer.Exit(130) from None
+
     def _run(self, argv: list[str], prog_name: str | None, complete_var: str | None, extra: dict[str, Any],
              debug: bool) -> int:
         if (empty := empty_value(argv)) is not None:
