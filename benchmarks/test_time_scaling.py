@@ -147,6 +147,35 @@ def table(points: Sequence[Point], seeds: Sequence[int]) -> list[str]:
     return lines
 
 
+def bar_lines(points: Sequence[Point]) -> list[str]:
+    """Issue 32's effort bars, per trained model: accuracy and calls rise strictly from low to
+    medium to high; each level within 1 point of (or above) the fixed strategy nearest its mean
+    calls; low above the best single worker at <= 2 calls a question."""
+    mean = statistics.mean
+    fixed = [p for p in points if p.level == "fixed" and not p.method.startswith("best single")]
+    single = next(p for p in points if p.method.startswith("best single"))
+    out = []
+    for model in dict.fromkeys(p.method for p in points if p.level in ("low", "medium", "high")):
+        if model == "template stand-in":
+            continue
+        at = {p.level: p for p in points if p.method == model}
+        levels = [at["low"], at["medium"], at["high"]]
+        rises = all(mean(a.accuracy) < mean(b.accuracy) and mean(a.calls) < mean(b.calls)
+                    for a, b in zip(levels, levels[1:]))
+        gaps = []
+        for level in ("low", "medium", "high"):
+            p = at[level]
+            near = min(fixed, key=lambda f: abs(mean(f.calls) - mean(p.calls)))
+            gaps.append(f"{level} {100 * (mean(p.accuracy) - mean(near.accuracy)):+.1f} against {near.method}")
+        low = at["low"]
+        beats = mean(low.accuracy) > mean(single.accuracy) and mean(low.calls) <= 2
+        out.append(f"- {model}: rises strictly from low to high: {'yes' if rises else 'no'}; points against the"
+                   f" fixed strategy at the nearest calls: {'; '.join(gaps)} (bar: >= -1.0); low above the best single"
+                   f" worker at <= 2 calls: {'yes' if beats else 'no'} ({100 * (mean(low.accuracy) - mean(single.accuracy)):+.1f}"
+                   f" at {mean(low.calls):.2f} calls)")
+    return out
+
+
 def plot(points: Sequence[Point], path: Path, title: str) -> None:
     import matplotlib
 
@@ -194,6 +223,7 @@ def main() -> None:
     ap.add_argument("--test-n", type=int, default=None, help="held-out problems (default: the whole split, 509)")
     ap.add_argument("--write", type=Path, default=None, help="write the table into this markdown file's section")
     ap.add_argument("--plot", type=Path, default=None, help="write the accuracy-vs-calls and -$ plot here (PNG)")
+    ap.add_argument("--note", default="", help="a sentence for the footnote: what the trained models are")
     ns = ap.parse_args()
     test = bank_splits().test
     if ns.test_n:
@@ -201,15 +231,18 @@ def main() -> None:
     points = measure(test, POOLS[ns.pool], ns.models, ns.seeds)
     cpu = sum(resource.getrusage(resource.RUSAGE_SELF)[:2]) / 60
     lines = table(points, ns.seeds)
+    models = (f"Trained models: {ns.note} Their rows: one per level, and none stated." if ns.models else
+              "A trained model's rows (one per level, and none stated) come with MODEL_DIR.")
+    bars = bar_lines(points)
     body = "\n".join(lines) + (
         f"\n\n{len(test)} held-out bank problems, SIMULATED {ns.pool} pool, seeds {' '.join(map(str, ns.seeds))} "
         f"(the simulated workers' dice; every method meets the same); {cpu:.1f} CPU-minutes in all. Worker calls "
         "leave out the Conductor's own; $ are the simulated pool's invented prices. The oracle worker is each "
         "domain's best on these rows (an upper bound). The template stand-in writes generic wordings over the "
         "pool's first workers (no routing), so it sits below them; it shows the level moving the calls (1 / 2 / 4) "
-        "and accuracy with them. A trained model's rows (one per level, and none stated) come with MODEL_DIR; "
-        "none is here yet (no model has been trained with effort rows). "
-        f"`python benchmarks/test_time_scaling.py [MODEL_DIR ...] --pool {ns.pool}`.")
+        f"and accuracy with them. {models} "
+        f"`python benchmarks/test_time_scaling.py [MODEL_DIR ...] --pool {ns.pool}`."
+        + ("\n\nThe effort bars (issue 32), per model:\n" + "\n".join(bars) if bars else ""))
     print(body, flush=True)
     title = f"Test-time scaling by effort, {ns.pool} pool, {len(test)} held-out"
     if ns.plot:
