@@ -51,6 +51,14 @@ DEFAULT_CALL_RATES: dict[Effort, float] = {Effort.LOW: 0.04, Effort.MEDIUM: 0.01
 EFFORT_STEPS: dict[Effort, tuple[int, int]] = {Effort.LOW: (1, 1), Effort.MEDIUM: (2, 3), Effort.HIGH: (4, 5)}
 
 
+def default_level(levels: Sequence[Effort]) -> Effort | None:
+    """The level a model trained on `levels` is told when its caller states none: medium when it
+    was trained on it, else the middle one; None for a model trained without levels."""
+    if not levels:
+        return None
+    return Effort.MEDIUM if Effort.MEDIUM in levels else list(levels)[len(levels) // 2]
+
+
 def effort_line(effort: Effort | None) -> str | None:
     """The prompt's effort sentence, or None when no level was asked for (the prompt is unchanged)."""
     return None if effort is None else EFFORT_LINES[Effort(effort)]

@@ -361,8 +361,10 @@ async def plan_and_run(
     if declared is not None:  # a trained model is prompted as it was trained, whatever the caller's default
         examples = declared
     if messages is None:
+        # a model trained with effort rows states its default level when the caller states none
+        effort = options.effort or getattr(planner, "default_effort", None)
         messages = conductor_messages(task.question, pool.specs, examples=examples, max_steps=config.max_steps,
-                                      effort=options.effort)
+                                      effort=effort)
     t0 = time.perf_counter()
     call = _record_call("conductor", None, messages, 0.0)
     try:

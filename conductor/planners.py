@@ -141,6 +141,8 @@ class ModelPlanner:
         self.name = f"model:{worker.spec.id}"
         # the prompt format the model was trained on (None: whatever the caller asks for)
         self.few_shot_examples = few_shot_examples
+        # the effort level stated when the caller states none (a model trained with effort rows)
+        self.default_effort: str | None = None
 
     @classmethod
     def from_directory(cls, path: str | Path, *, max_tokens: int = 512, timeout_s: float = 120.0,
@@ -156,7 +158,10 @@ class ModelPlanner:
         spec = WorkerSpec(id=f"conductor-{Path(path).name}", provider="local", model=str(path),
                           max_tokens=max_tokens, timeout_s=timeout_s, temperature=temperature, concurrency=1,
                           prices=prices or Prices(input=0.0, output=0.0))
-        return cls(LocalWorker(spec, LocalOptions(device=device)), few_shot_examples=fmt.few_shot_examples if fmt else None)
+        planner = cls(LocalWorker(spec, LocalOptions(device=device)),
+                      few_shot_examples=fmt.few_shot_examples if fmt else None)
+        planner.default_effort = fmt.default_effort if fmt else None
+        return planner
 
     @classmethod
     def from_server(cls, base_url: str, model: str, *, api_key_env: str | None = None, max_tokens: int = 1024,

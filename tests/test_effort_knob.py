@@ -79,3 +79,24 @@ def test_an_evaluation_solve_runs_each_question_at_the_methods_effort(tmp_path, 
     sink = TraceBatches(str(tmp_path / "wh.duckdb"), 50)
     traces = asyncio.run(solve_all(problems, method, "run-effort", 0, sink))
     assert [t.calls for t in traces] == [calls] * len(problems)
+
+
+def test_a_model_trained_with_effort_rows_is_told_its_default_level_when_none_is_asked(tiny_model, tmp_path):
+    """A model trained with effort rows never saw a prompt without a level: its directory says
+    which level to state (medium), and `conductor ask` without --effort states it."""
+    import shutil
+
+    from conductor.models.prompt_format import read_prompt_format, write_prompt_format
+    from conductor.training.config import local_profile, prompt_format_of
+
+    fmt = prompt_format_of(local_profile(tmp_path / "run", effort_levels=["low", "medium", "high"]))
+    assert fmt.default_effort == "medium"
+    assert prompt_format_of(local_profile(tmp_path / "run")).default_effort is None
+    model = shutil.copytree(tiny_model, tmp_path / "effort-model")
+    write_prompt_format(model, fmt)
+    assert read_prompt_format(model) == fmt
+    question = sample_problems()[0].question
+    for args, level in (([], Effort.MEDIUM), (["--effort", "low"], Effort.LOW)):
+        result = runner.invoke(app, ["ask", question, "--pool", POOL, "--conductor", str(model), *args, "--json"])
+        assert result.exit_code == 0, result.output
+        assert json.loads(result.stdout)["conductor_prompt"][-1]["content"].endswith(EFFORT_LINES[level])

@@ -18,6 +18,9 @@ FILE = "conductor_prompt.json"
 @dataclass(frozen=True)
 class PromptFormat:
     few_shot_examples: bool  # the out-of-domain example workflows in the system prompt
+    # The effort level a prompt states when its caller states none (conductor/effort.py): a model
+    # trained with effort rows never saw a prompt without a level. None: the prompt states none.
+    default_effort: str | None = None
 
 
 def write_prompt_format(model_dir: str | Path, fmt: PromptFormat) -> Path:
@@ -33,6 +36,8 @@ def read_prompt_format(model_dir: str | Path) -> PromptFormat | None:
         return None
     try:
         data = json.loads(path.read_text())
-        return PromptFormat(few_shot_examples=bool(data["few_shot_examples"]))
+        effort = data.get("default_effort")
+        return PromptFormat(few_shot_examples=bool(data["few_shot_examples"]),
+                            default_effort=None if effort is None else str(effort))
     except (ValueError, KeyError, TypeError) as exc:
         raise ValueError(f"{path}: not a prompt format ({exc})") from None

@@ -134,9 +134,9 @@ class HeldOutEval(TrainerCallback):
     `best_dir` and stops after `patience` evaluations without improvement (0: never)."""
 
     def __init__(self, rows: list[PromptRow], pool: Pool, tokenizer: Any, *, every: int, patience: int,
-                 examples: bool, max_new_tokens: int, best_dir: Path) -> None:
-        self.rows, self.pool, self.tokenizer = rows, pool, tokenizer
-        self.every, self.patience, self.examples, self.max_new_tokens = every, patience, examples, max_new_tokens
+                 fmt: PromptFormat, max_new_tokens: int, best_dir: Path) -> None:
+        self.rows, self.pool, self.tokenizer, self.fmt = rows, pool, tokenizer, fmt
+        self.every, self.patience, self.examples, self.max_new_tokens = every, patience, fmt.few_shot_examples, max_new_tokens
         self.best_dir = best_dir
         self.history: list[dict[str, float]] = []
         self.best: float | None = None
@@ -161,7 +161,7 @@ class HeldOutEval(TrainerCallback):
                 shutil.rmtree(self.best_dir)
             model.save_pretrained(self.best_dir)
             self.tokenizer.save_pretrained(self.best_dir)
-            write_prompt_format(self.best_dir, PromptFormat(few_shot_examples=self.examples))
+            write_prompt_format(self.best_dir, self.fmt)
         else:
             self._since_best += 1
         return metrics

@@ -16,7 +16,8 @@ from typing import Any
 from trl import GRPOConfig
 
 from conductor.config import DEFAULT_POOL_FILE, load_settings
-from conductor.effort import DEFAULT_CALL_RATES, Effort, parse_effort
+from conductor.effort import DEFAULT_CALL_RATES, Effort, default_level, parse_effort
+from conductor.models.prompt_format import PromptFormat
 from conductor.profiles import LOCAL, PRODUCTION, SMALL_REAL, TRAINING_BASE, Profile, Where, get_profile
 from conductor.reward import DEFAULT_RECURSION_DISCOUNT
 from conductor.workflow import DEFAULT_MAX_STEPS
@@ -191,6 +192,12 @@ class ConductorTrainingConfig(GRPOConfig):
     def __post_init__(self) -> None:
         super().__post_init__()
         bad_worker_share(self)  # refused when built, not after a warm start
+
+
+def prompt_format_of(config: ConductorTrainingConfig) -> PromptFormat:
+    """The prompt the run trains on, written next to every model it saves (warm start, best, final)."""
+    return PromptFormat(few_shot_examples=config.few_shot_examples,
+                        default_effort=default_level(list(effort_rates(config))))
 
 
 def effort_rates(config: ConductorTrainingConfig) -> dict[Effort, float]:

@@ -13,12 +13,13 @@ from typing import Any
 
 from conductor.config import ExecutionConfig
 from conductor.models.tiny import load_tokenizer
-from conductor.models.prompt_format import PromptFormat, write_prompt_format
+from conductor.effort import Effort
+from conductor.models.prompt_format import write_prompt_format
 from conductor.data.schema import Problem
 from conductor.training.callbacks import (BudgetCallback, HeldOutEval, RewardStatsCheckpoint, SecondRoundRefresh,
                                          StepLog, StopAtStep, send_logs_to, world_total)
 from conductor.training.config import (ConductorTrainingConfig, apply_torch_threads, bad_worker_share, effort_rates,
-                                       lora_config)
+                                       lora_config, prompt_format_of)
 from conductor.training.dataset import PoolSampling, build_rows, to_dataset, training_pool
 from conductor.training.policy import TransformersPolicy
 from conductor.training.result import TrainResult
@@ -157,10 +158,13 @@ def train_grpo(
     stats_ckpt = RewardStatsCheckpoint(reward)
     log = StepLog(reward, on_step)
     # Held-out rows offer the full pool: the question is how well it plans over the pool it has.
-    eval_rows = build_rows(eval_problems, pool, PoolSampling(), seed=config.train_seed)
+    # A model trained with effort rows is asked at the level it will be told by default.
+    fmt = prompt_format_of(config)
+    default = (Effort(fmt.default_effort),) if fmt.default_effort else ()
+    eval_rows = build_rows(eval_problems, pool, PoolSampling(efforts=default), seed=config.train_seed)
     held_out = HeldOutEval(
         eval_rows, pool, tokenizer, every=config.eval_every, patience=config.early_stopping_patience,
-        examples=config.few_shot_examples, max_new_tokens=config.max_completion_length or 256, best_dir=out / "best",
+        fmt=fmt, max_new_tokens=config.max_completion_length or 256, best_dir=out / "best",
     )
     trainer = GRPOTrainer(
         model=load_causal_lm(config.model_name_or_path), reward_funcs=[reward], args=config, train_dataset=dataset,
@@ -193,7 +197,7 @@ def train_grpo(
     main = trainer.is_world_process_zero()
     if main:
         tokenizer.save_pretrained(final)
-        write_prompt_format(final, PromptFormat(few_shot_examples=config.few_shot_examples))
+        write_prompt_format(final, prompt_format_of(config))
     steps = trainer.state.global_step
     # The final held-out evaluation: rank 0's (the others' results are not reported).
     if main and eval_rows and (not held_out.history or held_out.history[-1]["step"] != steps):

@@ -11,14 +11,14 @@ from typing import Any
 from conductor.data.schema import Problem
 from conductor.training.base_model import init_tiny_conductor
 from conductor.training.config import (ConductorTrainingConfig, apply_torch_threads, bad_worker_share, effort_rates,
-                                       lora_config)
+                                       lora_config, prompt_format_of)
 from conductor.training.dataset import PoolSampling, training_pool
 from conductor.training.second_round import recursion_sft_examples
 from conductor.training.sft import warm_start
 from conductor.training.problems import take_per_domain
 from conductor.training.sft_data import sft_examples
 from conductor.training.strategies import PLANS
-from conductor.models.prompt_format import PromptFormat, write_prompt_format
+from conductor.models.prompt_format import write_prompt_format
 
 
 def warm_sampling(config: ConductorTrainingConfig) -> PoolSampling:
@@ -55,7 +55,7 @@ def warm_started_tiny(
                                            seed=config.seed, examples=config.few_shot_examples)
     sft_dir = warm_start(base, out / "sft", examples, epochs=config.sft_epochs, learning_rate=config.sft_learning_rate,
                          seed=config.seed, use_cpu=config.use_cpu, on_log=on_log)
-    write_prompt_format(sft_dir, PromptFormat(few_shot_examples=config.few_shot_examples))
+    write_prompt_format(sft_dir, prompt_format_of(config))
     config.model_name_or_path = str(sft_dir)
     return sft_dir
 
@@ -87,6 +87,6 @@ def warm_started_from(
                          learning_rate=config.sft_learning_rate, batch_size=config.sft_batch_size, seed=config.seed,
                          use_cpu=config.use_cpu, on_log=on_log, peft_config=lora_config(config, config.warm_start_from),
                          max_length=2048, logging_steps=1, lr_scheduler_type="constant")
-    write_prompt_format(sft_dir, PromptFormat(few_shot_examples=config.few_shot_examples))
+    write_prompt_format(sft_dir, prompt_format_of(config))
     config.model_name_or_path = str(sft_dir)
     return sft_dir
