@@ -186,9 +186,10 @@ def split(line: str) -> tuple[dict[str, str], list[str]]:
 
 
 def conduct(line: str, *extra: str, env: dict[str, str] | None = None, cwd: Path | None = None,
-            stdin: str | None = None) -> str:
+            stdin: str | None = None, stdout_only: bool = False) -> str:
     """Run a documented `conductor` command (plus `extra` arguments: the stated smaller size);
-    it must exit 0 with no traceback. Returns what it printed."""
+    it must exit 0 with no traceback. Returns what it printed (`stdout_only`: its standard output
+    alone, as a pipe reads a `--json` command's)."""
     prefix, args = split(line)
     with contextlib.chdir(cwd or REPO_ROOT):
         result: Result = CliRunner().invoke(app, [*args, *extra], env={**prefix, **(env or {})}, input=stdin)
@@ -200,7 +201,7 @@ def conduct(line: str, *extra: str, env: dict[str, str] | None = None, cwd: Path
         shown += "".join(traceback.format_exception(*result.exc_info))
     assert result.exit_code == 0, shown
     assert "Traceback" not in result.output, shown
-    return result.output
+    return result.stdout if stdout_only else result.output
 
 
 def console_logs_to(stream: object) -> None:
@@ -286,7 +287,7 @@ def test_ask(home: Path, tmp_path: Path) -> None:
     assert "answer" in out.lower()
     (tmp_path / "plan.txt").write_text('model_id = [0]\nsubtasks = ["Solve it; give only the answer."]\n'
                                        "access_list = [[]]\n")
-    trace = json.loads(conduct('conductor ask "Solve x^2 = 4" --plan plan.txt --json', cwd=tmp_path))
+    trace = json.loads(conduct('conductor ask "Solve x^2 = 4" --plan plan.txt --json', cwd=tmp_path, stdout_only=True))
     assert len(trace["steps"]) == 1
 
 

@@ -20,6 +20,10 @@ from warehouse import TraceStore
 CONDUCTOR = Path(sys.executable).with_name("conductor")
 
 
+def _as_from_a_terminal() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)  # a child of a pytest worker may inherit it ignored
+
+
 def test_ctrl_c_during_grpo_cancels_the_run_and_keeps_its_rollouts(tmp_path: Path) -> None:
     home = tmp_path / "home"
     (home / "prefect").mkdir(parents=True)
@@ -27,7 +31,7 @@ def test_ctrl_c_during_grpo_cancels_the_run_and_keeps_its_rollouts(tmp_path: Pat
     proc = subprocess.Popen(
         [str(CONDUCTOR), "train", "--profile", "local", "--max-steps", "40", "--set", "sft_problems=16",
          "--set", "sft_copies=1", "--compare", "0"],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_as_from_a_terminal)
     err: list[str] = []
 
     def read() -> None:
@@ -44,7 +48,9 @@ def test_ctrl_c_during_grpo_cancels_the_run_and_keeps_its_rollouts(tmp_path: Pat
             assert time.monotonic() < deadline and proc.poll() is None, "".join(err)[-3000:]
             time.sleep(0.5)
         proc.send_signal(signal.SIGINT)
-        stdout, _ = proc.communicate(timeout=300)
+        proc.wait(timeout=300)  # not communicate(): it would read stderr too, racing the reader for its last line
+        assert proc.stdout is not None
+        stdout = proc.stdout.read()
     finally:
         if proc.poll() is None:
             proc.kill()

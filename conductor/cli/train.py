@@ -200,6 +200,8 @@ def interrupted(output_dir: str, step: int | None) -> int:
     ckpts = sorted(Path(output_dir).glob("checkpoint-*"), key=lambda p: int(p.name.rsplit("-", 1)[1]))
     resume = (f"--resume goes on from {ckpts[-1]}" if ckpts else
               "no GRPO checkpoint yet (one every save_steps), so --resume starts GRPO again")
+    # From the line's start: a bar closed by the interrupt does not always end its line.
+    err_console.file.write("\r")
     err_console.print(f"interrupted at {where}: its runs are marked cancelled, the rollouts so far kept; {resume}",
                       highlight=False, soft_wrap=True)
     return 130
