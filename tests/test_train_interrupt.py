@@ -27,7 +27,10 @@ def _as_from_a_terminal() -> None:
 def test_ctrl_c_during_grpo_cancels_the_run_and_keeps_its_rollouts(tmp_path: Path) -> None:
     home = tmp_path / "home"
     (home / "prefect").mkdir(parents=True)
-    env = os.environ | {"CONDUCTOR_HOME": str(home), "PREFECT_HOME": str(home / "prefect")}
+    # the store named, not inherited: an earlier test's mlflow.set_tracking_uri exports its own
+    mlflow_uri = f"sqlite:///{home / 'mlflow.db'}"
+    env = os.environ | {"CONDUCTOR_HOME": str(home), "PREFECT_HOME": str(home / "prefect"),
+                        "MLFLOW_TRACKING_URI": mlflow_uri}
     proc = subprocess.Popen(
         [str(CONDUCTOR), "train", "--profile", "local", "--max-steps", "40", "--set", "sft_problems=16",
          "--set", "sft_copies=1", "--compare", "0"],
@@ -65,7 +68,7 @@ def test_ctrl_c_during_grpo_cancels_the_run_and_keeps_its_rollouts(tmp_path: Pat
         traces = store.query("SELECT count(*) AS n FROM traces").to_pylist()[0]["n"]
     assert [(r["kind"], r["status"]) for r in runs] == [("train", "cancelled")] and runs[0]["finished_at"] is not None
     assert traces >= 2 * 32  # two steps' rollouts at least (32 a step), none lost
-    client = mlflow.MlflowClient(f"sqlite:///{home / 'mlflow.db'}")
+    client = mlflow.MlflowClient(mlflow_uri)
     statuses = [r.info.status for e in client.search_experiments() for r in client.search_runs([e.experiment_id])]
     assert statuses == ["KILLED"]
     assert client.search_registered_models() == []  # nothing registered from an interrupted run
