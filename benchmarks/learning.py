@@ -305,11 +305,13 @@ def main() -> None:
                                  **shape_figures(r, base)))
             for seed in ns.seeds:
                 print(f"[{name}] GRPO seed {seed}, {steps} steps", flush=True)
-                if ns.own_warm_start and seed != 0:  # seed 0's warm start is the shared one (warm/)
-                    sft, sft_cpu, sft_wall = sft_dir_for(out / f"warm{seed}", pool_file, seed=seed)
-                result, cpu, wall = grpo_seed(out / f"seed{seed}", pool_file, sft, seed, steps)
+                # seed 0's own warm start is the shared one (warm/); the others', with --own-warm-start, warm<seed>/
+                own = ns.own_warm_start and seed != 0
+                warm, warm_cpu, warm_wall = (sft_dir_for(out / f"warm{seed}", pool_file, seed=seed) if own
+                                             else (sft, sft_cpu, sft_wall))
+                result, cpu, wall = grpo_seed(out / f"seed{seed}", pool_file, warm, seed, steps)
                 r = evaluate_model_dir(result.model_dir, base, max_new_tokens=64)
-                store.put(row_of(f"GRPO seed {seed}", r, cpu_min=cpu + sft_cpu, wall_min=wall + sft_wall,
+                store.put(row_of(f"GRPO seed {seed}", r, cpu_min=cpu + warm_cpu, wall_min=wall + warm_wall,
                                  routing=routing(r, base), **shape_figures(r, base), steps=result.steps,
                                  stop_reason=result.stop_reason,
                                  best_step=result.best_step, model_dir=str(result.model_dir),

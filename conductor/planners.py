@@ -135,14 +135,14 @@ class ModelPlanner:
     becomes a parse-failure trace, and a failed call a `planner_error` trace."""
 
     def __init__(self, worker: Worker, *, policy: CallPolicy | None = None,
-                 few_shot_examples: bool | None = None) -> None:
+                 few_shot_examples: bool | None = None, default_effort: str | None = None) -> None:
         self.worker = worker
         self.policy = policy or CallPolicy()
         self.name = f"model:{worker.spec.id}"
         # the prompt format the model was trained on (None: whatever the caller asks for)
         self.few_shot_examples = few_shot_examples
         # the effort level stated when the caller states none (a model trained with effort rows)
-        self.default_effort: str | None = None
+        self.default_effort = default_effort
 
     @classmethod
     def from_directory(cls, path: str | Path, *, max_tokens: int = 512, timeout_s: float = 120.0,
@@ -158,10 +158,8 @@ class ModelPlanner:
         spec = WorkerSpec(id=f"conductor-{Path(path).name}", provider="local", model=str(path),
                           max_tokens=max_tokens, timeout_s=timeout_s, temperature=temperature, concurrency=1,
                           prices=prices or Prices(input=0.0, output=0.0))
-        planner = cls(LocalWorker(spec, LocalOptions(device=device)),
-                      few_shot_examples=fmt.few_shot_examples if fmt else None)
-        planner.default_effort = fmt.default_effort if fmt else None
-        return planner
+        return cls(LocalWorker(spec, LocalOptions(device=device)), few_shot_examples=fmt.few_shot_examples if fmt else None,
+                   default_effort=fmt.default_effort if fmt else None)
 
     @classmethod
     def from_server(cls, base_url: str, model: str, *, api_key_env: str | None = None, max_tokens: int = 1024,
