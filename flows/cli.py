@@ -115,6 +115,21 @@ def ctrl_c_stops_solving(signals: tuple[int, ...] = (signal.SIGINT,),
             signal.signal(s, h)
 
 
+def stopping_signal(exc: BaseException, received: list[int]) -> int | None:
+    """The signal that stopped the flow a command ran: the first one the command's handler
+    received (`ctrl_c_stops_solving`), else the one the stop names (Prefect's TerminationSignal for
+    a SIGTERM, Ctrl-C for any other stop, conductor/stops.py); None when `exc` is an error of the
+    flow's own, which the error boundary reports."""
+    from prefect.exceptions import CancelledRun, TerminationSignal
+
+    from conductor.stops import stop_of
+
+    stop = exc if isinstance(exc, CancelledRun) else stop_of(exc)
+    if stop is None and not received:
+        return None
+    return received[0] if received else stop.signal if isinstance(stop, TerminationSignal) else signal.SIGINT
+
+
 def ensure_prefect_home() -> None:
     """Ready the temporary Prefect server: its SQLite database cannot create its own folder, so
     a fresh PREFECT_HOME (ours lives under CONDUCTOR_HOME) must exist before it starts."""
@@ -193,9 +208,9 @@ def nightly(
     from flows.prefect_server import PrefectServerError, tied_prefect_server
     from flows.terminal import quiet_terminal
 
-    from prefect.exceptions import CancelledRun, TerminationSignal
+    from prefect.exceptions import CancelledRun
 
-    from conductor.stops import stop_of, stops_not_swallowed
+    from conductor.stops import stops_not_swallowed
 
     quiet_terminal()  # one line per stage and per GRPO chunk, not one per finished task
     # Ctrl-C or SIGTERM at any stage: every run the night opened ends `cancelled`, what finished
@@ -207,10 +222,9 @@ def nightly(
         try:
             summary = nightly_flow(config, cancellation=cancellation)
         except BaseException as exc:
-            stop = exc if isinstance(exc, CancelledRun) else stop_of(exc)
-            if stop is None and not received:
+            signum = stopping_signal(exc, received)
+            if signum is None:
                 raise  # an error of the night's own: the error boundary's
-            signum = received[0] if received else stop.signal if isinstance(stop, TerminationSignal) else signal.SIGINT
             said = f" ({exc})" if isinstance(exc, CancelledRun) and str(exc) != "interrupted" else ""
             console.print(f"nightly {night.run_key} cancelled by {signal.Signals(signum).name}{said}: finished stages"
                           f" and traces are kept, its runs marked cancelled; rerun with --run-key {night.run_key}"

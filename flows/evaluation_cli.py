@@ -66,7 +66,7 @@ def eval_(
     from conductor.evaluation.methods import MethodSpecError, check_specs
     from conductor.models.resolve import resolve_conductor  # models:/ through registry/'s resolver
     from conductor.workers.pool import PoolError, read_pool_file
-    from flows.cli import ensure_prefect_home, ctrl_c_stops_solving
+    from flows.cli import ctrl_c_stops_solving, ensure_prefect_home, stopping_signal
 
     ensure_prefect_home()  # before Prefect is imported: it reads its startup timeout once
     from flows.evaluation import evaluation_flow
@@ -92,9 +92,9 @@ def eval_(
         refuse_accidental_simulation(profile, {"evaluation": (pool, loaded.simulated)},
                                      allow_simulated or settings.allow_simulated)
         check_specs(cfg.methods, pool, resolve_model=resolve_conductor, exclude=cfg.exclude)
-    from prefect.exceptions import CancelledRun, TerminationSignal
+    from prefect.exceptions import CancelledRun
 
-    from conductor.stops import stop_of, stops_not_swallowed
+    from conductor.stops import stops_not_swallowed
     from flows.prefect_server import tied_prefect_server
 
     # The first Ctrl-C cancels the solves in progress: their finished questions are written, the
@@ -110,10 +110,9 @@ def eval_(
             result = evaluation_flow(cfg, db_path=str(db) if db else None, resolve_model=resolve_conductor,
                                      cancellation=cancellation)
         except BaseException as exc:
-            stop = exc if isinstance(exc, CancelledRun) else stop_of(exc)
-            if stop is None and not received:
+            signum = stopping_signal(exc, received)
+            if signum is None:
                 raise  # an error of the evaluation's own: the error boundary's
-            signum = received[0] if received else stop.signal if isinstance(stop, TerminationSignal) else signal.SIGINT
             console.print(str(exc) if isinstance(exc, CancelledRun) else
                           f"interrupted by {signal.Signals(signum).name}: finished questions recorded, runs cancelled",
                           markup=False)
