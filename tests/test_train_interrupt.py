@@ -68,7 +68,7 @@ def test_ctrl_c_during_grpo_cancels_the_run_and_keeps_its_rollouts(tmp_path: Pat
         traces = store.query("SELECT count(*) AS n FROM traces").to_pylist()[0]["n"]
     assert [(r["kind"], r["status"]) for r in runs] == [("train", "cancelled")] and runs[0]["finished_at"] is not None
     assert traces >= 2 * 32  # two steps' rollouts at least (32 a step), none lost
-    client = mlflow.MlflowClient(mlflow_uri)
+    client = mlflow.MlflowClient(tracking_uri=mlflow_uri, registry_uri=mlflow_uri)  # both named: set_registry_uri is process-wide
     statuses = [r.info.status for e in client.search_experiments() for r in client.search_runs([e.experiment_id])]
     assert statuses == ["KILLED"]
     assert client.search_registered_models() == []  # nothing registered from an interrupted run
