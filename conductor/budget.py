@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, replace
 from conductor.config import ExecutionConfig
 from conductor.types import WorkerSpec
 from conductor.workers.pricing import prices_for
+from conductor.workflow import later_round_max_steps
 
 
 @dataclass
@@ -60,6 +61,11 @@ class Round:
     @property
     def allow_empty(self) -> bool:
         return self.depth > 0
+
+    def max_steps(self, config: ExecutionConfig) -> int:
+        """The steps this round may run: the config's limit in a first round, and in a later one
+        no more than the earlier round it reads (`later_round_max_steps`)."""
+        return later_round_max_steps(config.max_steps, len(self.prior)) if self.depth > 0 else config.max_steps
 
     def funded(self, config: ExecutionConfig) -> Round:
         return self if self.budget is not None else replace(self, budget=Budget(config.max_usd_per_question))

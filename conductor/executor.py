@@ -317,7 +317,7 @@ async def run_plan(
     trace = Trace.for_task(task, pool.ids, conductor_prompt=messages or [], conductor_output=text,
                            conductor_call=conductor_call, depth=within.depth, parent_trace_id=within.parent_trace_id,
                            run_id=options.run_id)
-    result = parse(text, pool.ids, max_steps=config.max_steps, allow_empty=within.allow_empty,
+    result = parse(text, pool.ids, max_steps=within.max_steps(config), allow_empty=within.allow_empty,
                    earlier_round=bool(within.prior))
     if watching():
         notify(_workflow_event(result, trace, pool))

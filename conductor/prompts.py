@@ -16,7 +16,7 @@ from conductor.answers import final_answer
 from conductor.effort import EFFORT_LINES, Effort, effort_line
 from conductor.task_cues import CUE_LINES, cue_line
 from conductor.types import Message, WorkerSpec
-from conductor.workflow import DEFAULT_MAX_STEPS, Workflow, render
+from conductor.workflow import DEFAULT_MAX_STEPS, Workflow, later_round_max_steps, render
 
 SYSTEM = """\
 You are the Conductor. You do not answer questions yourself: you write a workflow that a pool of
@@ -183,7 +183,8 @@ You are seeing your own earlier workflow: each step's worker, role and final ans
 the answers agree. Decide:
 - If the last answer is right and complete, keep it: write three empty lists
   (model_id = [], subtasks = [], access_list = []).
-- Otherwise write a new workflow in the same format. A step whose access list holds "prev"
+- Otherwise write a new workflow in the same format, of at most as many steps as the earlier
+  one. A step whose access list holds "prev"
   (["prev"], or ["prev", 0, 1] with this workflow's steps 0 and 1) also sees every step of the
   earlier workflow with its full response."""
 
@@ -261,7 +262,8 @@ def recursion_messages(
     """The Conductor's prompt for a next round: the task, then the earlier round compactly
     (`compact_round`), then `RECURSION_INSTRUCTION`. `full_responses` also quotes each step's
     instruction and whole response (for a Conductor with a long context)."""
-    messages = conductor_messages(question, specs, examples=False, max_steps=max_steps)
+    # a later round may run no more steps than the round it reads: the prompt states that limit
+    messages = conductor_messages(question, specs, examples=False, max_steps=later_round_max_steps(max_steps, len(prior)))
     shown = compact_round(prior, specs)
     if full_responses and prior:
         shown += "\n\n" + "\n\n".join(

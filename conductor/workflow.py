@@ -36,6 +36,14 @@ DEFAULT_MAX_STEPS = 5
 DEFAULT_MAX_CHARS = 64 * 1024
 
 
+def later_round_max_steps(max_steps: int, earlier_steps: int) -> int:
+    """How many steps a later (recursion) round may run: at most as many as the round it reads
+    (never fewer than one, never more than `max_steps`). So a second round at most doubles a
+    question's calls, whatever it chooses to add; charging for calls alone did not hold it there
+    (docs/training.md, issue 32). The prompt states it and `parse` refuses more."""
+    return max(1, min(max_steps, earlier_steps))
+
+
 class Step(BaseModel):
     """One step of a workflow, with its access resolved to concrete earlier positions."""
 

@@ -191,14 +191,17 @@ async def test_empty_replan_keeps_the_previous_answer():
 async def test_recursion_depth_is_limited():
     a, b, pool = _recursive_pool()
     # the re-plan asks for the Conductor again: at depth 1 with a limit of 1 that step fails
+    # (the Conductor step reads two steps, so its re-plan may run two: a later round runs no more
+    # steps than the round it reads)
+    first = wf([0, 0, 2], ["try", "try again", "review"], [(), (), (0, 1)])
     planner = ScriptedPlanner([render(wf([0, 2], ["again", "review again"], [(), (0,)]))])
-    trace = await execute(wf([0, 2], ["try", "review"], [(), (0,)]), TASK, pool, planner=planner)
-    inner = trace.steps[1].child.steps[1]
+    trace = await execute(first, TASK, pool, planner=planner)
+    inner = trace.steps[2].child.steps[1]
     assert inner.status == "error" and "recursion depth limit (1)" in inner.error
     assert len(planner.prompts) == 1
     deeper = ScriptedPlanner([render(wf([0, 2], ["again", "review again"], [(), (0,)])), "model_id=[]\nsubtasks=[]\naccess_list=[]"])
     trace = await execute(
-        wf([0, 2], ["try", "review"], [(), (0,)]), TASK, pool, planner=deeper,
+        first, TASK, pool, planner=deeper,
         options=RunOptions(config=ExecutionConfig(max_recursion_depth=2)),
     )
     assert len(deeper.prompts) == 2 and trace.answer == "a answered"
@@ -272,15 +275,16 @@ async def test_a_second_round_step_reading_prev_sees_the_first_rounds_full_respo
     # round 2: a fresh attempt by a (reads nothing), then b compares it with the whole first round
     replan = render(wf([0, 1], ["one more", "compare all"], [(), ("prev", 0)]))
     planner = ScriptedPlanner([replan])
-    trace = await execute(wf([0, 2], ["try", "rethink"], [(), (0,)]), TASK, pool, planner=planner)
-    child = trace.steps[1].child
+    # (round 1 runs two steps before the re-plan, so round 2 may run two)
+    trace = await execute(wf([0, 0, 2], ["try", "try again", "rethink"], [(), (), (0, 1)]), TASK, pool, planner=planner)
+    child = trace.steps[2].child
     assert child.parse_status == "ok" and child.workflow.steps[1].reads_prior
-    fresh, compare = a.seen[1].messages[-1].content, b.seen[0].messages[-1].content
+    fresh, compare = a.seen[2].messages[-1].content, b.seen[0].messages[-1].content
     assert "# Earlier steps" not in fresh  # the new attempt reads nothing
     # b reads round 1's step 0 (its whole response, marked as the earlier round's) and round 2's step 0
     assert "## Step 0: instruction\n(earlier round) try\n## Step 0: response\na answered" in compare
     assert compare.index("(earlier round) try") < compare.index("## Step 0: instruction\none more")
-    assert trace.answer == "b answered" and trace.calls == 4  # a, the re-plan, a, b
+    assert trace.answer == "b answered" and trace.calls == 5  # a, a, the re-plan, a, b
 
 
 async def test_prev_in_a_first_round_is_a_parse_error_and_calls_nobody():
@@ -298,11 +302,12 @@ async def test_every_round_charges_the_questions_one_budget():
     a = ScriptedWorker(spec("a"), reply=echo("a"), cost=0.01)
     b = ScriptedWorker(spec("b"), reply=echo("b"), cost=0.01)
     pool = pool_of(a, b, conductor=True)
-    # round 1 spends 0.01 (a); round 2 asks for three: the third finds 0.03 of 0.025 spent (its own budget would allow it)
+    # round 1 spends 0.03 (a three times); round 2 (three steps, as many as it reads) asks for three:
+    # the third finds 0.05 of 0.045 spent (its own budget would allow it)
     replan = render(wf([1, 1, 0], ["x", "y", "z"], [("prev",), (0,), (1,)]))
-    cfg = ExecutionConfig(max_usd_per_question=0.025)
-    trace = await execute(wf([0, 2], ["try", "again"], [(), (0,)]), TASK, pool, RunOptions(config=cfg),
-                          planner=ScriptedPlanner([replan]))
-    child = trace.steps[1].child
+    cfg = ExecutionConfig(max_usd_per_question=0.045)
+    first = wf([0, 0, 0, 2], ["try", "try", "try", "again"], [(), (), (), (0, 1, 2)])
+    trace = await execute(first, TASK, pool, RunOptions(config=cfg), planner=ScriptedPlanner([replan]))
+    child = trace.steps[3].child
     assert [s.status for s in child.steps] == ["ok", "ok", "budget_exhausted"]
-    assert len(b.seen) == 2 and len(a.seen) == 1
+    assert len(b.seen) == 2 and len(a.seen) == 3

@@ -58,6 +58,23 @@ async def test_a_second_round_row_is_scored_after_the_first_round_it_shows(pool)
     assert kept == [1.0]
 
 
+async def test_a_second_round_may_run_no_more_steps_than_the_first(pool) -> None:  # noqa: F811
+    """One step read, so one step allowed: a check passes; one more attempt + a comparison (two
+    steps) is refused as the parser refuses a sixth step, and earns what an unparsed workflow
+    earns; the prompt states the limit."""
+    row = PromptRow(problem=PROBLEM, pool_ids=("right", "wrong"), recursion=False)
+    [first] = await run_first_rounds([wf(1)], [row], pool, examples=False)
+    sunk = []
+    reward = WorkflowReward(pool, sink=lambda t, s: sunk.append(t))
+    two = 'model_id = [0, 0]\nsubtasks = ["Solve it.", "Compare."]\naccess_list = [[], ["prev", 0]]'
+    out = await reward(prompts=[None] * 2, completions=[[{"role": "assistant", "content": t}] for t in (check_by(0), two)],
+                       problem=[PROBLEM.model_dump_json()] * 2, pool_ids=[["right", "wrong"]] * 2,
+                       prior=[prior_column(first)] * 2)
+    assert out == [1.0, 0.0]
+    assert sunk[1].parse_status == "too_many_steps" and not sunk[1].steps
+    assert "At most 1 steps." in sunk[0].conductor_prompt[0].content
+
+
 @pytest.fixture(scope="module")
 def examples():
     train = take_per_domain(bank_splits().train, 120)
@@ -68,21 +85,30 @@ def examples():
 def test_warm_start_second_rounds_show_real_first_rounds_and_every_recursion_plan(examples) -> None:
     rows, pool = examples
     plans = collections.Counter()
+    by_limit: dict[int, collections.Counter] = collections.defaultdict(collections.Counter)
     for ex in rows:
         prompt, text = ex["prompt"][-1]["content"], ex["completion"][0]["content"]
         shown = prompt.split("# Earlier workflow\n", 1)[1].split("\n\n", 1)[0].splitlines()
         # the first round ran: one line per step with its final answer, then the agreement line
         assert shown[0].startswith("Step 0: Model ") and shown[-1].startswith("Agreement: ")
-        workflow = parse(text, len(pool.specs) - 1, allow_empty=True, earlier_round=True)
+        first_steps = len(shown) - 1
+        # a second round runs at most as many steps as the first, and its prompt says so
+        limit = min(5, first_steps)
+        assert f"At most {limit} steps." in ex["prompt"][0]["content"]
+        workflow = parse(text, len(pool.specs) - 1, max_steps=limit, allow_empty=True, earlier_round=True)
         assert isinstance(workflow, Workflow), text
         plan = stated_plan(text)
         assert plan in RECURSION_PLANS, text
         plans[plan.name] += 1
+        by_limit[limit][plan.name] += 1
         if plan.name == "recheck":  # by another worker than the one that gave the answer
             last_worker = shown[-2].split(",", 1)[0].split(": ", 1)[1]
             assert f"Model {workflow.model_id[0]}" != last_worker, (shown, text)
     assert set(plans) == {p.name for p in RECURSION_PLANS}
-    assert all(abs(c / len(rows) - 0.25) < 0.08 for c in plans.values()), plans
+    # uniform among the plans that fit: after a 2-step first round, keep / check / one more + compare
+    two = by_limit[2]
+    assert set(two) == {"keep", "recheck", "more_1"}, by_limit
+    assert all(abs(c / two.total() - 1 / 3) < 0.1 for c in two.values()), by_limit
 
 
 def test_second_round_actions() -> None:

@@ -38,7 +38,7 @@ from conductor.training.rollout import prior_steps, rollout
 from conductor.training.strategies import RECURSION_PLANS, Plan, draw_workflow
 from conductor.types import Message
 from conductor.workers.pool import Pool
-from conductor.workflow import DEFAULT_MAX_STEPS, Workflow
+from conductor.workflow import DEFAULT_MAX_STEPS, Workflow, later_round_max_steps
 
 
 def _workers(row: PromptRow, pool: Pool) -> list[int]:
@@ -69,6 +69,12 @@ def second_round_messages(problem: Problem, offered: Pool, prior: Sequence[Prior
     return recursion_messages(problem.task_text, offered.specs, prior, max_steps=max_steps)
 
 
+def plans_within(limit: int) -> list[Plan]:
+    """The second-round plans a round of at most `limit` steps may write (keeping the answer is
+    always one)."""
+    return [p for p in RECURSION_PLANS if p.steps <= limit]
+
+
 def draw_second_round(plan: Plan, kind: str, workers: Sequence[int], first: Trace, rng: random.Random) -> Workflow:
     """`plan`'s workflow: no steps for keep; a check by a worker other than the one that gave the
     first round's answer (when there is another); else drawn as a first round's plan is."""
@@ -87,8 +93,8 @@ def recursion_sft_examples(problems: Sequence[Problem], pool: Pool, sampling: Po
                            seed: int = 0, examples: bool = False, max_steps: int = DEFAULT_MAX_STEPS) -> list[dict]:
     """Prompt/completion pairs for the warm start's second rounds: `copies` per problem, each a
     fresh first round (plan, workers, wording drawn as `sft_examples` draws them) run over the
-    pool, shown in the recursion prompt, and a second round drawn uniformly from
-    `RECURSION_PLANS`."""
+    pool, shown in the recursion prompt, and a second round drawn uniformly from the
+    `RECURSION_PLANS` that fit the first round's steps (`later_round_max_steps`)."""
     from conductor.training.sft_data import completion_text, draw_example
 
     rng = random.Random(seed + 7919)
@@ -103,7 +109,7 @@ def recursion_sft_examples(problems: Sequence[Problem], pool: Pool, sampling: Po
     traces = asyncio.run(run_first_rounds(texts, rows, pool, examples=examples, seed=seed))
     out = []
     for row, trace in zip(rows, traces):
-        plan = rng.choice(RECURSION_PLANS)
+        plan = rng.choice(plans_within(later_round_max_steps(max_steps, len(trace.steps))))
         offered = row.offered(pool)
         second = draw_second_round(plan, row.problem.domain, _workers(row, pool), trace, rng)
         messages = second_round_messages(row.problem, offered, prior_steps(trace), max_steps=max_steps)

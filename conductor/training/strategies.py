@@ -57,7 +57,9 @@ KEEP = Plan("keep", "Keep the earlier answer.", (), ())
 RECURSION_PLANS: tuple[Plan, ...] = (
     KEEP,
     Plan("recheck", "Check the earlier answers.", ("check",), ((PREV,),)),
+    Plan("more_1", "One more attempt, then compare all.", ("solve", "combine"), ((), (PREV, 0))),
     Plan("more_2", "Two more attempts, then compare all.", ("solve", "solve", "combine"), ((), (), (PREV, 0, 1))),
+    Plan("more_3", "Three more attempts, then compare all.", ("solve",) * 3 + ("combine",), ((),) * 3 + ((PREV, 0, 1, 2),)),
     Plan("more_4", "Four more attempts, then compare all.", ("solve",) * 4 + ("combine",),
          ((),) * 4 + ((PREV, 0, 1, 2, 3),)),
 )
