@@ -4,11 +4,15 @@ round sits in its question (`Round`). `conductor.executor` runs the rounds and r
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from conductor.config import ExecutionConfig
 from conductor.types import WorkerSpec
 from conductor.workers.pricing import prices_for
 from conductor.workflow import later_round_max_steps
+
+if TYPE_CHECKING:
+    from conductor.prompts import PriorStep
 
 
 @dataclass
