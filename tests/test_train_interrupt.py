@@ -63,6 +63,8 @@ def test_ctrl_c_during_grpo_cancels_the_run_and_keeps_its_rollouts(tmp_path: Pat
     last = stderr.rstrip().splitlines()[-1]
     assert last.startswith("interrupted at GRPO step ") and "--resume" in last, stderr[-3000:]
     assert "Traceback" not in stderr + stdout, stderr[-3000:]
+    # each step's bar line is drawn once (not once by set_postfix and again by refresh)
+    assert stderr.count("| 1/40 [") == 1, stderr[-3000:]
     with TraceStore(home / "warehouse.duckdb", read_only=True) as store:
         runs = store.query("SELECT kind, status, finished_at, run_id FROM runs").to_pylist()
         traces = store.query("SELECT count(*) AS n FROM traces").to_pylist()[0]["n"]

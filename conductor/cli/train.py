@@ -129,7 +129,7 @@ def _run(config, *, resume: bool, track: bool, warehouse: bool, compare: int, re
 
     def on_log(row: dict) -> None:
         """The warm start's figures on a bar of their own; GRPO's reach `on_step` (and MLflow)."""
-        loss = row.get("loss", row.get("train_loss"))  # every logging_steps, then the run's summary
+        loss = row.get("loss")  # every logging_steps (the run's summary has `train_loss` instead: no new figure)
         if "reward" in row or loss is None or "GRPO" in bars:
             return
         # `is None`, not `or`: a tqdm bar with no total has no truth value (bool() raises).
@@ -137,7 +137,9 @@ def _run(config, *, resume: bool, track: bool, warehouse: bool, compare: int, re
         if warm is None:
             warm = bars["warm"] = tqdm(desc="warm start", unit="step", dynamic_ncols=True)
         warm.n = int(row["step"])
-        warm.set_postfix(loss=f"{float(loss):.3f}", token_acc=f"{float(row.get('mean_token_accuracy', 0)):.2f}")
+        # refresh=False: the one refresh below draws the line (set_postfix's own would draw it twice)
+        warm.set_postfix(loss=f"{float(loss):.3f}", token_acc=f"{float(row.get('mean_token_accuracy', 0)):.2f}",
+                         refresh=False)
         warm.refresh()
 
     def on_step(row: dict[str, float]) -> None:
@@ -152,7 +154,7 @@ def _run(config, *, resume: bool, track: bool, warehouse: bool, compare: int, re
         bar = bars["GRPO"]
         bar.n = int(row["step"])
         bar.set_postfix(reward=f"{row.get('reward', 0):.3f}", fmt=f"{row.get('format_rate', 0):.2f}",
-                        acc=f"{row.get('accuracy', 0):.2f}", usd=f"{row.get('usd_total', 0):.2f}")
+                        acc=f"{row.get('accuracy', 0):.2f}", usd=f"{row.get('usd_total', 0):.2f}", refresh=False)
         bar.refresh()
 
     tracker = discover_tracker() if track else None
