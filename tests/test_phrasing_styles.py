@@ -6,6 +6,7 @@ as its original."""
 from __future__ import annotations
 
 import hashlib
+import re
 
 import pytest
 
@@ -118,3 +119,17 @@ def test_cli_bank_writes_the_heldout_phrasings(tmp_path) -> None:  # noqa: ANN00
     assert [p.model_dump() for p in written] == [p.model_dump() for p in heldout_problems("heldout")]
     bad = CliRunner().invoke(app, ["data", "bank", "--out", str(out), "--phrasing", "shouty"])
     assert bad.exit_code == 2 and "typed" in bad.output
+
+
+def test_bare_writes_math_out_instead_of_typesetting_it() -> None:
+    """The `bare` training style: no `$` and no LaTeX command in any math question (the kind of
+    task has to be read from the words, as in typed questions); the same problems and answers."""
+    bank = {p.id: p for p in generate_bank(600, 0) if p.domain == "math"}
+    bare = [p for p in generate_bank(600, 0, phrasing="bare") if p.domain == "math"]
+    assert [p.id for p in bare] == list(bank)
+    typeset = [p for p in bank.values() if "$" in p.question]
+    assert len(typeset) > len(bank) / 4  # the bank typesets much of its math
+    for p in bare:
+        # no LaTeX command, and a `$` only as a price ("$60"), never around math
+        assert "\\" not in p.question and re.fullmatch(r"(?:[^$]|\$\d)*", p.question), p.question
+        assert p.answer == bank[p.id].answer

@@ -4,6 +4,8 @@ wording of its own, so that a model can be measured on a style it never trained 
 - `bank`: `phrasing.dress`, the bank's own (the default; the bank is generated with it).
 - `plain`: a second training-side generator: formal, other context sentences, labels and
   answer-format requests than `bank`, statements unchanged.
+- `bare`: a third training-side generator: the math written out rather than typeset (no `$`, no
+  LaTeX commands), its own labels, often no answer-format request.
 - `typed`: the held-out generator, questions as a user types them: conversational openers and
   closers, mostly lowercase, no `$` around math, no answer-format request, the question sentence
   sometimes first, a few of the templates' verbs swapped for everyday ones. Nothing trains on it.
@@ -53,6 +55,50 @@ def plain(rng: random.Random, domain: str, statement: str) -> str:
     if request:
         parts.insert(0 if rng.random() < 0.3 else len(parts), request)
     return ("\n\n" if domain == "code" else "\n").join(parts)
+
+
+# ---- bare: a training-side style with the math written out, not typeset ----
+# Why: the bank and plain keep `$...$` around math, and a model trained on them read `$` as "math"
+# (typed math, which has none, was read as freeform for 56 % of questions: docs/benchmarks.md,
+# kind line). Here the statement keeps its wording and case but loses `$` and the LaTeX commands
+# (`\frac{a}{b}` -> `(a)/(b)`), and half the time any answer-format request, so the kind of task
+# must be read from the words and the numbers. Its own labels; nothing of the held-out style.
+
+BARE_LABEL: dict[str, tuple[str, ...]] = {
+    "shared": ("", "", "", "Problem -", "Drill:", "From my notes:"),
+    "math": ("Worksheet problem:", "Numbers question:"),
+    "choice": ("Pick one:", "Quiz item:"),
+    "freeform": ("Short answer:", "Trivia:"),
+    "code": ("Coding exercise:", "Write a program:"),
+}
+BARE_REQUEST: dict[str, tuple[str, ...]] = {
+    "math": ("", "", "Reply with the number.", "Exact value please."),
+    "choice": ("", "", "Which letter?", "One letter is enough."),
+    "freeform": ("", "", "Brief reply.", "Just the answer."),
+    "code": ("", "Python please.", "Reads stdin, writes stdout."),
+}
+_LATEX_FRAC = re.compile(r"\\[dt]?frac\{([^{}]*)\}\{([^{}]*)\}")
+_LATEX_CMD = re.compile(r"\\(?:left|right|cdot|times|,|;|!)|\\([A-Za-z]+)")
+
+
+def _untypeset(math: str) -> str:
+    r"""`\frac{a}{b}` as `(a)/(b)`, `\cdot`/`\times` as `*`, other commands by their names
+    (`\sqrt` -> `sqrt`, `\pi` -> `pi`), braces dropped."""
+    math = _LATEX_FRAC.sub(r"(\1)/(\2)", math)
+    math = re.sub(r"\\(?:cdot|times)", "*", math)
+    math = re.sub(r"\\[lc]?dots", "...", math)
+    math = _LATEX_CMD.sub(lambda m: m.group(1) or "", math)
+    return math.replace("{", "").replace("}", "")
+
+
+def bare(rng: random.Random, domain: str, statement: str) -> str:
+    """A label (or none), the statement with its math written out, a request (or none). Code
+    statements keep their text (a program's spec is pasted as is)."""
+    label = rng.choice(BARE_LABEL["shared"] + BARE_LABEL.get(domain, ()))
+    body = statement if domain == "code" else _untypeset(_MATH.sub(lambda m: m.group(1), statement))
+    request = rng.choice(BARE_REQUEST.get(domain, ("",)))
+    sep = "\n\n" if domain == "code" else " "
+    return sep.join(p for p in (label, body, request) if p)
 
 
 # ---- typed: the held-out generator ----
@@ -132,9 +178,9 @@ def bank(rng: random.Random, domain: str, statement: str) -> str:
     return dress(rng, domain, statement)
 
 
-STYLES: dict[str, Style] = {"bank": bank, "plain": plain, "typed": typed}
+STYLES: dict[str, Style] = {"bank": bank, "plain": plain, "bare": bare, "typed": typed}
 DEFAULT_STYLE = "bank"
-TRAINING_STYLES: tuple[str, ...] = ("bank", "plain")  # what training may see
+TRAINING_STYLES: tuple[str, ...] = ("bank", "plain", "bare")  # what training may see
 HELDOUT_STYLE = "typed"  # never trained on: the held-out phrasings
 
 
@@ -153,6 +199,8 @@ def fixed_sentences(name: str) -> set[str]:
         groups = [*phrasing.CONTEXT.values(), *phrasing.ANSWER_FORMAT.values(), phrasing.LEAD_IN]
     elif name == "plain":
         groups = [*PLAIN_CONTEXT.values(), *PLAIN_REQUEST.values(), PLAIN_LABEL]
+    elif name == "bare":
+        groups = [*BARE_LABEL.values(), *BARE_REQUEST.values()]
     elif name == "typed":
         groups = [*TYPED_OPENER.values(), TYPED_CLOSER]
     else:
