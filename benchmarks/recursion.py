@@ -11,6 +11,7 @@ add attempts / replace).
     python benchmarks/recursion.py MODEL_DIR [MODEL_DIR ...] [--test-n 509] [--write docs/benchmarks.md]
     python benchmarks/recursion.py --train OUT --seed 1     # warm start + GRPO with second rounds, then measure
     python benchmarks/recursion.py --fixed                  # the environment's fixed one- and two-round rows
+    python benchmarks/recursion.py M [M ...] --after-policy # each second-round plan after each model's own first rounds
 
 `--train` runs the local profile from scratch with `sft_recursion_copies=1` (second rounds in the
 warm start, after its own first rounds run over the pool) and `second_round_fraction=0.5` (half the
@@ -44,7 +45,7 @@ from conductor.training.reward import WorkflowReward  # noqa: E402
 from conductor.training.rollout import prior_steps, rollout  # noqa: E402
 from conductor.training.second_round import second_round_action  # noqa: E402
 from conductor.training.strategies import PLAN_BY_NAME, phrases  # noqa: E402
-from conductor.workflow import Workflow, render  # noqa: E402
+from conductor.workflow import DEFAULT_MAX_STEPS, Workflow, later_round_max_steps, render  # noqa: E402
 
 DOMAINS = ("math", "choice", "freeform", "code")
 ACTIONS = ("stop", "check", "add attempts", "replace", "unparsed")
@@ -150,6 +151,59 @@ def fixed_rows(rows, pool) -> list[tuple[str, dict]]:  # noqa: ANN001
             ("always: 4 more + an aggregator reading both rounds", summary(rows, firsts, both, c1, c2))]
 
 
+def plans_after_policy(model_dir: Path, rows, pool) -> list[str]:  # noqa: ANN001
+    """What each second-round plan would earn after the model's OWN first rounds (greedy, as
+    `measure` runs them): each plan written on the domain's oracle worker with the best wording,
+    where it fits the step limit (else the first answer stands, as keeping it). Says whether the
+    action a model learned (keep, check, add) is the one that pays after its first rounds."""
+    from conductor.models.constrained import load_causal_lm
+    from conductor.models.tiny import load_tokenizer
+    from conductor.training.evaluate import generate_workflows
+    from conductor.training.strategies import RECURSION_PLANS
+    from conductor.workers.simulated.instructions import instruction_quality  # a ceiling's wording, as fixed_rows
+
+    model, tok = load_causal_lm(model_dir), load_tokenizer(model_dir)
+    prompts = [[m.model_dump() for m in row_messages(r, pool, examples=False)] for r in rows]
+    texts = generate_workflows(model, tok, prompts, max_new_tokens=128)
+    best = best_wordings([r.problem for r in rows])
+    for d in DOMAINS:
+        best[(d, "check")] = max(phrases(d, "check"), key=lambda w: sum(
+            instruction_quality(r.problem, w) for r in rows if r.problem.domain == d))
+
+    async def one(i: int, r):  # noqa: ANN001, ANN202
+        d, offered = r.problem.domain, r.offered(pool)
+        options = RunOptions().seeded(i)
+        first = await rollout(texts[i], r.problem, offered, options, messages=prompts[i])
+        prior = prior_steps(first)
+        limit = later_round_max_steps(DEFAULT_MAX_STEPS, len(prior))
+        out = {}
+        for plan in RECURSION_PLANS:
+            if not plan.steps or plan.steps > limit or not first.steps:
+                out[plan.name] = (right(first), first.calls)
+                continue
+            workflow = Workflow(model_id=(ORACLE[d],) * plan.steps,
+                                subtasks=tuple(best[(d, role if role in ("check", "combine") else "solve")]
+                                               for role in plan.roles), access_list=plan.access)
+            second = await rollout(render(workflow), r.problem, offered, options, messages=[],
+                                   within=Round(depth=1, prior=tuple(prior)))
+            out[plan.name] = (right(second), first.calls + second.calls)
+        return out
+
+    async def everything():  # noqa: ANN202
+        return [await one(i, r) for i, r in enumerate(rows)]
+
+    runs = asyncio.run(everything())
+    lines = []
+    for plan in RECURSION_PLANS:
+        per = {d: [x[plan.name] for x, r in zip(runs, rows) if r.problem.domain == d] for d in DOMAINS}
+        acc = sum(x[plan.name][0] for x in runs) / len(runs)
+        calls = sum(x[plan.name][1] for x in runs) / len(runs)
+        lines.append(f"| {model_dir} | {plan.name} | {acc:.3f} / {calls:.2f} | "
+                     + " | ".join(f"{sum(a for a, _ in v) / len(v):.3f}" for v in per.values()) + " |")
+        print(lines[-1], flush=True)
+    return lines
+
+
 def parse_rates(model_dir: Path, rows, pool, *, n: int = 32, samples: int = 4) -> list[str]:  # noqa: ANN001
     """Sampled at temperature 1 (as GRPO samples): the share of first rounds that parse as first
     rounds, and per first-round plan (run over the pool, shown in the recursion prompt) the share
@@ -175,8 +229,10 @@ def parse_rates(model_dir: Path, rows, pool, *, n: int = 32, samples: int = 4) -
         prompts = [[m.model_dump() for m in second_round_messages(r.problem, r.offered(pool), prior_steps(t))]
                    for r, t in zip(rows, traces) for _ in range(samples)]
         texts = sample_workflows(model, tok, prompts, max_new_tokens=128)
-        ok = sum(not isinstance(parse(t, len(pool.specs) - 1, allow_empty=True, earlier_round=True), ParseError)
-                 for t in texts)
+        # within the step limit the second round's prompt states (as many steps as the first ran)
+        limits = [later_round_max_steps(DEFAULT_MAX_STEPS, len(t.steps)) for t in traces for _ in range(samples)]
+        ok = sum(not isinstance(parse(t, len(pool.specs) - 1, max_steps=k, allow_empty=True, earlier_round=True),
+                                ParseError) for t, k in zip(texts, limits))
         written = collections.Counter(getattr(stated_plan(t), "name", "?") for t in texts)
         out.append(f"| {model_dir} | second round after {plan.name} | {ok / len(texts):.3f} ({len(texts)}) | "
                    f"{dict(written.most_common(5))} |")
@@ -230,6 +286,9 @@ def main() -> None:
     ap.add_argument("--fixed", action="store_true", help="also the environment's fixed one- and two-round rows")
     ap.add_argument("--parse", action="store_true",
                     help="only the parse rates at temperature 1 (first rounds, and second rounds after each plan)")
+    ap.add_argument("--after-policy", action="store_true",
+                    help="only what each second-round plan (oracle worker, best wording) earns after each model's "
+                         "own first rounds")
     ap.add_argument("--test-n", type=int, default=None, help="held-out problems (default: the whole split, 509)")
     ap.add_argument("--write", type=Path, default=None, help="write the table into this markdown file's section")
     ap.add_argument("--note", default="", help="a sentence for the table's footnote (what the models are)")
@@ -245,6 +304,12 @@ def main() -> None:
         test = take_per_domain(test, ns.test_n, seed=0)
     pool = training_pool(local_profile("/tmp/unused").pool_file, test, latency_scale=0.0)
     rows = build_rows(test, pool, PoolSampling(), seed=0)
+    if ns.after_policy:
+        print("| model | second round (oracle worker, best wording; keep where it does not fit) "
+              "| after round 2: accuracy / calls | " + " | ".join(DOMAINS) + " |\n|---|---|---|" + "---|" * len(DOMAINS))
+        for md in models:
+            plans_after_policy(md, rows, pool)
+        return
     if ns.parse:
         print("| model | prompt | parses (samples) | plans written |\n|---|---|---|---|")
         for md in models:
