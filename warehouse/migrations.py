@@ -31,6 +31,7 @@ MIGRATIONS: list[str] = [
     "m011_drop_evaluations_repeat_cost_known",
     "m012_step_fallbacks",
     "m013_worker_nights",
+    "m014_rounds",
 ]
 LATEST = len(MIGRATIONS)  # the schema version: how many migrations this code knows
 
