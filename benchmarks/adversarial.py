@@ -302,7 +302,7 @@ def main() -> None:
     ns = ap.parse_args()
     store = Store(ns.out / "results.json")
     if ns.baselines or ns.seeds:
-        from conductor.cli.train import quiet_library_bars
+        from conductor.cli.common import quiet_library_bars
 
         quiet_library_bars()
         problems = heldout_problems("bank")

@@ -48,7 +48,7 @@ from conductor.shapes import shape_of  # noqa: E402
 from conductor.training.compare import (ORACLE_STRATEGIES, Baselines, baselines, evaluate_model_dir,  # noqa: E402
                                         oracle_strategy, score)
 from conductor.training.config import local_profile  # noqa: E402
-from conductor.cli.train import quiet_library_bars  # noqa: E402
+from conductor.cli.common import quiet_library_bars  # noqa: E402
 from conductor.training.dataset import PoolSampling, build_rows  # noqa: E402
 from conductor.training.evaluate import EvalResult  # noqa: E402
 from conductor.training.pipeline import run_training, training_split  # noqa: E402

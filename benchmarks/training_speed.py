@@ -43,7 +43,7 @@ import yaml  # noqa: E402
 from benchmarks.report import write_section  # noqa: E402
 from conductor.config import DEFAULT_POOL_FILE  # noqa: E402
 from conductor.training.config import local_profile  # noqa: E402
-from conductor.cli.train import quiet_library_bars  # noqa: E402
+from conductor.cli.common import quiet_library_bars  # noqa: E402
 from conductor.training.grpo import train_grpo  # noqa: E402
 from conductor.training.pipeline import training_split  # noqa: E402
 from conductor.training.problems import bank_splits, take_per_domain  # noqa: E402

@@ -62,6 +62,7 @@ def eval_(
     given = fields_of(EvalConfig, locals())  # the parameters named after EvalConfig's fields
     from pydantic import ValidationError
 
+    from conductor.cli.common import quiet_library_bars
     from conductor.config import load_settings, refuse_accidental_simulation
     from conductor.evaluation.methods import MethodSpecError, check_specs
     from conductor.models.resolve import resolve_conductor  # models:/ through registry/'s resolver
@@ -69,6 +70,7 @@ def eval_(
     from flows.cli import ctrl_c_stops_solving, ensure_prefect_home, stopping_signal
 
     ensure_prefect_home()  # before Prefect is imported: it reads its startup timeout once
+    quiet_library_bars()  # the flow's own log lines and table, not a bar per curated file
     from flows.evaluation import evaluation_flow
     with user_errors(MethodSpecError, PoolError, ValidationError, FileNotFoundError, ValueError):
         limits = {}

@@ -137,3 +137,16 @@ def training_fields() -> dict[str, object]:
 
     return {f.name: None if f.default is dataclasses.MISSING else f.default
             for f in dataclasses.fields(ConductorTrainingConfig) if f.init}
+
+
+def quiet_library_bars() -> None:
+    """One bar per stage, not one per library call: datasets' map and tokenize bars, transformers'
+    weight loading and shard writing, MLflow's artifact transfers are off for this process."""
+    import os
+
+    import datasets
+    from transformers.utils import logging as hf_logging
+
+    datasets.disable_progress_bars()
+    hf_logging.disable_progress_bar()
+    os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")

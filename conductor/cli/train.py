@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from conductor.cli.common import console
+from conductor.cli.common import console, quiet_library_bars
 from conductor.config import Settings
 from conductor.simulation import simulated_note
 from conductor.training.result import TrainResult
@@ -207,19 +207,6 @@ def interrupted(output_dir: str, step: int | None) -> int:
     err_console.print(f"interrupted at {where}: its runs are marked cancelled, the rollouts so far kept; {resume}",
                       highlight=False, soft_wrap=True)
     return 130
-
-
-def quiet_library_bars() -> None:
-    """One bar per stage, not one per library call: datasets' map and tokenize bars, transformers'
-    weight loading and shard writing, MLflow's artifact transfers are off for this process."""
-    import os
-
-    import datasets
-    from transformers.utils import logging as hf_logging
-
-    datasets.disable_progress_bars()
-    hf_logging.disable_progress_bar()
-    os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
 
 
 def _compare(config, model_dir, n: int) -> None:  # noqa: ANN001
