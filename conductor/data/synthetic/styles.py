@@ -5,8 +5,7 @@ wording of its own, so that a model can be measured on a style it never trained 
 - `plain`: a second training-side generator: formal, other context sentences, labels and
   answer-format requests than `bank`, statements unchanged.
 - `bare`: a third training-side generator: the math written out rather than typeset (no `$`, no
-  LaTeX commands), sentences started in lower case half the time, its own labels, often no
-  answer-format request.
+  LaTeX commands), its own labels, often no answer-format request.
 - `typed`: the held-out generator, questions as a user types them: conversational openers and
   closers, mostly lowercase, no `$` around math, no answer-format request, the question sentence
   sometimes first, a few of the templates' verbs swapped for everyday ones. Nothing trains on it.
@@ -82,11 +81,6 @@ _LATEX_FRAC = re.compile(r"\\[dt]?frac\{([^{}]*)\}\{([^{}]*)\}")
 _LATEX_CMD = re.compile(r"\\(?:left|right|cdot|times|,|;|!)|\\([A-Za-z]+)")
 
 
-# A sentence's first letter (the text's, or one after ". ", "? ", "! "), when a lower-case letter
-# follows it (a word, not an acronym or a one-letter name).
-_SENTENCE_START = re.compile(r"(^|[.?!]\s+)([A-Z])(?=[a-z])")
-
-
 def _untypeset(math: str) -> str:
     r"""`\frac{a}{b}` as `(a)/(b)`, `\cdot`/`\times` as `*`, other commands by their names
     (`\sqrt` -> `sqrt`, `\pi` -> `pi`), braces dropped."""
@@ -98,13 +92,10 @@ def _untypeset(math: str) -> str:
 
 
 def bare(rng: random.Random, domain: str, statement: str) -> str:
-    """A label (or none), the statement with its math written out and, half the time, its
-    sentences started in lower case; a request (or none). Code statements keep their text (a
-    program's spec is pasted as is)."""
+    """A label (or none), the statement with its math written out, a request (or none). Code
+    statements keep their text (a program's spec is pasted as is)."""
     label = rng.choice(BARE_LABEL["shared"] + BARE_LABEL.get(domain, ()))
     body = statement if domain == "code" else _untypeset(_MATH.sub(lambda m: m.group(1), statement))
-    if domain != "code" and rng.random() < 0.5:  # sentences started in lower case, as often typed
-        body = _SENTENCE_START.sub(lambda m: m.group(1) + m.group(2).lower(), body)
     request = rng.choice(BARE_REQUEST.get(domain, ("",)))
     sep = "\n\n" if domain == "code" else " "
     return sep.join(p for p in (label, body, request) if p)
