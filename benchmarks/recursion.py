@@ -112,9 +112,17 @@ def best_wordings(problems) -> dict[tuple[str, str], str]:  # noqa: ANN001
     best = {}
     for d in DOMAINS:
         ps = [p for p in problems if p.domain == d][:40]
-        for role in ("solve", "combine"):
+        for role in ("solve", "check", "combine"):
             best[(d, role)] = max(phrases(d, role), key=lambda s: sum(instruction_quality(p, s) for p in ps))
     return best
+
+
+def oracle_workflow(plan, d: str, best: dict[tuple[str, str], str]) -> Workflow:  # noqa: ANN001
+    """`plan` on domain `d`'s oracle worker, each step worded with its role's best wording (a
+    check's own; every other role but combine as an attempt)."""
+    return Workflow(model_id=(ORACLE[d],) * plan.steps,
+                    subtasks=tuple(best[(d, role if role in ("check", "combine") else "solve")] for role in plan.roles),
+                    access_list=plan.access)
 
 
 def fixed_rows(rows, pool) -> list[tuple[str, dict]]:  # noqa: ANN001
@@ -122,9 +130,7 @@ def fixed_rows(rows, pool) -> list[tuple[str, dict]]:  # noqa: ANN001
     attempts_4, more_4 = PLAN_BY_NAME["attempts_4"], PLAN_BY_NAME["more_4"]
 
     def workflow(plan, d: str) -> Workflow:  # noqa: ANN001
-        return Workflow(model_id=(ORACLE[d],) * plan.steps,
-                        subtasks=tuple(best[(d, "combine" if role == "combine" else "solve")] for role in plan.roles),
-                        access_list=plan.access)
+        return oracle_workflow(plan, d, best)
 
     async def one(i: int, r):  # noqa: ANN001, ANN202
         d, offered = r.problem.domain, r.offered(pool)
@@ -160,15 +166,11 @@ def plans_after_policy(model_dir: Path, rows, pool) -> list[str]:  # noqa: ANN00
     from conductor.models.tiny import load_tokenizer
     from conductor.training.evaluate import generate_workflows
     from conductor.training.strategies import RECURSION_PLANS
-    from conductor.workers.simulated.instructions import instruction_quality  # a ceiling's wording, as fixed_rows
 
     model, tok = load_causal_lm(model_dir), load_tokenizer(model_dir)
     prompts = [[m.model_dump() for m in row_messages(r, pool, examples=False)] for r in rows]
     texts = generate_workflows(model, tok, prompts, max_new_tokens=128)
     best = best_wordings([r.problem for r in rows])
-    for d in DOMAINS:
-        best[(d, "check")] = max(phrases(d, "check"), key=lambda w: sum(
-            instruction_quality(r.problem, w) for r in rows if r.problem.domain == d))
 
     async def one(i: int, r):  # noqa: ANN001, ANN202
         d, offered = r.problem.domain, r.offered(pool)
@@ -181,10 +183,7 @@ def plans_after_policy(model_dir: Path, rows, pool) -> list[str]:  # noqa: ANN00
             if not plan.steps or plan.steps > limit or not first.steps:
                 out[plan.name] = (right(first), first.calls)
                 continue
-            workflow = Workflow(model_id=(ORACLE[d],) * plan.steps,
-                                subtasks=tuple(best[(d, role if role in ("check", "combine") else "solve")]
-                                               for role in plan.roles), access_list=plan.access)
-            second = await rollout(render(workflow), r.problem, offered, options, messages=[],
+            second = await rollout(render(oracle_workflow(plan, d, best)), r.problem, offered, options, messages=[],
                                    within=Round(depth=1, prior=tuple(prior)))
             out[plan.name] = (right(second), first.calls + second.calls)
         return out
@@ -305,7 +304,7 @@ def main() -> None:
     pool = training_pool(local_profile("/tmp/unused").pool_file, test, latency_scale=0.0)
     rows = build_rows(test, pool, PoolSampling(), seed=0)
     if ns.after_policy:
-        print("| model | second round (oracle worker, best wording; keep where it does not fit) "
+        print("| model (SIMULATED local pool) | second round (oracle worker, best wording; keep where it does not fit) "
               "| after round 2: accuracy / calls | " + " | ".join(DOMAINS) + " |\n|---|---|---|" + "---|" * len(DOMAINS))
         for md in models:
             plans_after_policy(md, rows, pool)
