@@ -4,6 +4,7 @@ one; `max_usd` and early stopping end the run cleanly at a checkpoint. Returns a
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 import warnings
@@ -46,6 +47,26 @@ class TiedHeadIsNotMissing(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         return record.getMessage() != self.LINE
+
+
+def cancel_pending_rewards(trainer: Any, timeout_s: float = 30.0) -> None:
+    """Ends the reward coroutines a stop left running on TRL's event loop.
+
+    TRL awaits async reward functions on a daemon thread's loop and blocks on `.result()`; a Ctrl-C
+    there leaves the scoring task pending, and at exit asyncio prints "Task was destroyed but it is
+    pending!" after the run's one-line stop message. Cancelling it on its own loop lets it unwind
+    (its `finally` blocks run) before the process ends."""
+    loop = getattr(trainer, "async_loop", None)
+    if loop is None or loop.is_closed() or not loop.is_running():
+        return
+
+    async def cancel_others() -> None:
+        others = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for task in others:
+            task.cancel()
+        await asyncio.gather(*others, return_exceptions=True)
+
+    asyncio.run_coroutine_threadsafe(cancel_others(), loop).result(timeout=timeout_s)
 
 
 class StepTimer:
@@ -189,6 +210,9 @@ def train_grpo(
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=TRL_DEPRECATED_PROPERTY, category=FutureWarning)
             trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+    except BaseException:
+        cancel_pending_rewards(trainer)
+        raise
     finally:
         if tied is not None:
             trainer_log.removeFilter(tied)
