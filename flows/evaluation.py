@@ -38,11 +38,13 @@ from conductor.evaluation.report import (EvaluationReport, artifact_markdown, co
                                          write_table)
 from tasks.evaluation import (
     BenchmarkSolve, ensure_provider_limits, finish_evaluation, log_evaluation, open_mlflow_in_background,
-    provider_limit_name, record_runs, solve_benchmark, start_evaluation,
+    provider_limit_name, solve_benchmark, start_evaluation,
 )
+from tasks.records import run_writer
 from tasks.solve import Cancellation
 from tasks.traces import TraceWriter
 from warehouse import lifecycle
+from warehouse.lifecycle import RunLifecycle
 from warehouse.records import DatasetManifest, Run
 
 IN_PROCESS_PROVIDERS = frozenset({"simulated", "local"})  # no remote rate limit to share
@@ -110,27 +112,13 @@ def evaluated_set(cfg: EvalConfig, benchmarks: dict[str, list[Problem]]) -> Data
                   "limit_per_benchmark": cfg.limit_per_benchmark})
 
 
-def _cancelled(futures: list[Any], runs: list[Run], unwritten: RuntimeError | None, db_path: str | None) -> State:
-    """The end of an evaluation stopped by Ctrl-C (`Cancellation.stop`): its runs marked
+def _cancelled(futures: list[Any], unwritten: RuntimeError | None) -> State:
+    """The end of an evaluation stopped by Ctrl-C (`Cancellation.stop`), its runs already marked
     `cancelled` (their finished questions are in the warehouse; the views leave cancelled runs
-    out), and a Cancelled state for the flow run, whose message is the one line the CLI prints."""
+    out): a Cancelled state for the flow run, whose message is the one line the CLI prints."""
     recorded = sum(f.result() for f in futures if f.state.is_completed())
-    record_runs([lifecycle.ended(run, "cancelled") for run in runs], db_path)
     lost = f" ({unwritten})" if unwritten is not None else ""
     return Cancelled(message=f"interrupted: {recorded} questions recorded{lost}, runs cancelled")
-
-
-@contextlib.contextmanager
-def _ended_on_the_way_out(runs: list[Run], db_path: str | None) -> Iterator[None]:
-    """Ends the rows when the block is left by an exception: `cancelled` for a stop, `failed` for
-    an error (warehouse/lifecycle.py). Written directly, not as a task: a flow being torn down
-    may not start one. The solves' finished traces are written already (the block's writer
-    drains as it closes)."""
-    try:
-        yield
-    except BaseException as exc:
-        record_runs.fn([lifecycle.ended_by(run, exc) for run in runs], db_path)
-        raise
 
 
 @contextlib.contextmanager
@@ -177,8 +165,6 @@ def prepare(cfg: EvalConfig, db_path: str | None, resolve_model: ModelResolver |
                                 conductor_prices=cfg.conductor_prices, exclude=cfg.exclude) for s in cfg.methods]
     evaluation_id = new_id()
     simulated = any(m.simulated for m in methods)
-    # The rows are built and ended by warehouse/lifecycle.py's run_here and ended; they are written
-    # together (start_evaluation, finish_evaluation) rather than one RunLifecycle each.
     parent = lifecycle.run_here(evaluation_id, "evaluation", method=", ".join(cfg.methods), simulated=simulated,
                                 params=cfg.model_dump(mode="json") | {"benchmarks": sorted(benchmarks),
                                                                       "dataset_id": dataset.dataset_id})
@@ -271,13 +257,13 @@ def solve_all(ev: Evaluation, plans: list[tuple[Any, Any, int, Run]], providers:
     return Solved(futures, failed, unwritten)
 
 
-def report(ev: Evaluation, ended: list[Run], db_path: str | None, opening: Any | None
+def report(ev: Evaluation, db_path: str | None, opening: Any | None
            ) -> tuple[dict[str, Any], EvaluationReport, dict[str, str] | None, list[str]]:
-    """Stage 6: the runs' end, the costs table and the figures (one task, one DuckDB open); the
+    """Stage 6, once the runs ended `finished`: the costs table and the figures (one task, one DuckDB open); the
     table, plots and costs under the output dir; the MLflow run (`opening`: MLflow's import,
     started before the solves); the flow's markdown artifact."""
     cfg, logger = ev.cfg, get_run_logger()
-    figures = finish_evaluation(ev.evaluation_id, ended, db_path)
+    figures = finish_evaluation(ev.evaluation_id, db_path)
     outages = outage_lines(figures["outages"])
     for line in outages:
         logger.warning(line)
@@ -312,27 +298,25 @@ def evaluation_flow(cfg: EvalConfig, db_path: str | None = None, resolve_model: 
     for w in warnings:
         get_run_logger().warning(w)
     plans = repeat_runs(ev)
-    rows = [*(run for *_, run in plans), ev.parent]
-    # Dead runs abandoned, the problems and every run row (parent first) in one task and one
-    # DuckDB open, before the first call is paid for. Until the solves are over, a stop (a
-    # KeyboardInterrupt, Prefect's TerminationSignal for a SIGTERM) or an error that leaves the
-    # flow ends every row on its way out: none is left `running`.
-    with _ended_on_the_way_out(rows, db_path):
-        start_evaluation(quote(ev.chosen), [ev.parent, *rows[:-1]], db_path, dataset=ev.dataset)
+    # Dead runs abandoned, the problems and the data set in one task and one DuckDB open; then
+    # every run row (parent first) `running`, before the first call is paid for. Until the solves
+    # are over, a stop (a KeyboardInterrupt, Prefect's TerminationSignal for a SIGTERM) or an
+    # error that leaves the flow ends every row on its way out (RunLifecycle): none is left
+    # `running`.
+    start_evaluation(quote(ev.chosen), db_path, dataset=ev.dataset)
+    with RunLifecycle([ev.parent, *(run for *_, run in plans)], run_writer(db_path)) as life:
         # MLflow's import and store check overlap the calls instead of following them.
         opening = open_mlflow_in_background() if cfg.log_to_mlflow else None
         solved = solve_all(ev, plans, providers, db_path, cancellation)
-    if cancellation.stopped:  # Ctrl-C: every handed-off batch is written (drained above)
-        return _cancelled(solved.futures, rows, solved.unwritten, db_path)
-    status = "failed" if solved.failed or solved.unwritten else "finished"
-    ended = [lifecycle.ended(run, status) for run in rows]
-    if solved.failed or solved.unwritten:
-        record_runs(ended, db_path)
+        if cancellation.stopped:  # Ctrl-C: every handed-off batch is written (drained above)
+            life.end("cancelled")
+            return _cancelled(solved.futures, solved.unwritten)
         if solved.unwritten is not None and not solved.failed:
             raise solved.unwritten
-        raise RuntimeError(f"{len(solved.failed)} of {len(solved.futures)} benchmark x method tasks failed;"
-                           " see the Prefect logs")
-    figures, result, mlflow_run, outages = report(ev, ended, db_path, opening)
+        if solved.failed:
+            raise RuntimeError(f"{len(solved.failed)} of {len(solved.futures)} benchmark x method tasks failed;"
+                               " see the Prefect logs")
+    figures, result, mlflow_run, outages = report(ev, db_path, opening)
     get_run_logger().info("evaluation %s: %d methods x %d benchmarks x %d repeats", ev.evaluation_id,
                           len(ev.methods), len(ev.benchmarks), cfg.repeats)
     return EvalResult(evaluation_id=ev.evaluation_id, simulated=ev.simulated, table_markdown=result.table_markdown,

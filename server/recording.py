@@ -25,21 +25,21 @@ def new_run(method: str, simulated: bool, params: dict[str, object]) -> Run:
 
 def run_lifecycle(warehouse_path: Path | None, run: Run) -> RunLifecycle:
     """The server's row, `running` while it serves and `finished` when it stops (`failed` when
-    serving ends in an error), written by `write_run`: never fatal."""
-    return RunLifecycle(run, lambda row: write_run(warehouse_path, row))
+    serving ends in an error), written by `write_runs`: never fatal."""
+    return RunLifecycle(run, lambda rows: write_runs(warehouse_path, rows))
 
 
-def write_run(warehouse_path: Path | None, run: Run) -> bool:
-    """Upsert the run row; a warehouse busy with another writer is logged, never fatal: the
+def write_runs(warehouse_path: Path | None, runs: list[Run]) -> bool:
+    """Upsert the run rows; a warehouse busy with another writer is logged, never fatal: the
     traces (staged) are what must not be lost."""
     if warehouse_path is None:
         return False
     try:
         with TraceStore(warehouse_path) as store:
-            store.write_runs([run])
+            store.write_runs(runs)
         return True
     except Exception as exc:  # noqa: BLE001 - duckdb raises IOException for a held lock
-        log.warning("run row %s not written to %s: %s", run.run_id, warehouse_path, exc)
+        log.warning("run rows %s not written to %s: %s", [r.run_id for r in runs], warehouse_path, exc)
         return False
 
 

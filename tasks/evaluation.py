@@ -22,7 +22,7 @@ from conductor.methods import Method
 from tasks.solve import Cancellation, SolveRun, solve_all
 from tasks.traces import TraceBatches, TraceWriter, warehouse_file, write_lock
 from warehouse import evaluation as wh
-from warehouse.records import DatasetManifest, Run
+from warehouse.records import DatasetManifest
 from warehouse.store import TraceStore
 
 LEASE_S = 60.0  # seconds a killed holder keeps its provider slots (the server's minimum)
@@ -69,13 +69,6 @@ def solve_benchmark(problems: list[Problem], method: Method, job: BenchmarkSolve
             # Ctrl-C: what finished is handed to the warehouse, and the task ends normally with
             # its count; the flow sees `cancellation.stopped` and cancels its runs.
     return sink.handed
-
-
-@task(name="record-runs", retries=3, retry_delay_seconds=[1, 5, 20], cache_policy=NO_CACHE)
-def record_runs(runs: Sequence[Run], db_path: str | None = None) -> None:
-    """Every run row of an evaluation in one write (one Prefect task and one DuckDB open, not one per run)."""
-    with write_lock(), TraceStore(warehouse_file(db_path)) as store:
-        store.write_runs(list(runs))
 
 
 PROVIDER_LIMIT_PREFIX = "conductor-provider-"
@@ -146,13 +139,13 @@ def log_evaluation(evaluation_id: str, params: Mapping[str, Any], scores: Sequen
 
 
 @task(name="start-evaluation", retries=3, retry_delay_seconds=[1, 5, 20], cache_policy=NO_CACHE)
-def start_evaluation(problems: list[Problem], runs: Sequence[Run], db_path: str | None = None,
+def start_evaluation(problems: list[Problem], db_path: str | None = None,
                      dataset: DatasetManifest | None = None) -> list[str]:
     """Everything an evaluation writes before its first call, in one Prefect task and one DuckDB
     open (it was four of each, ~0.1 s apiece): mark this host's dead runs `abandoned` (and their
-    flow runs Crashed, as `tasks.records.abandon_dead_runs` does), store the problems, the data set
-    they form, and every run row, parent included. Upserts: a retry is harmless. Returns the
-    abandoned run ids."""
+    flow runs Crashed, as `tasks.records.abandon_dead_runs` does), and store the problems and the
+    data set they form. Upserts: a retry is harmless. Returns the abandoned run ids. (The run rows are the
+    flow's RunLifecycle's.)"""
     from tasks.records import FLOW_RUN_PARAM, crash_flow_runs
 
     with write_lock(), TraceStore(warehouse_file(db_path)) as store:
@@ -161,18 +154,15 @@ def start_evaluation(problems: list[Problem], runs: Sequence[Run], db_path: str 
         store.write_problems(problems)
         if dataset is not None:
             store.write_dataset(dataset)
-        store.write_runs(list(runs))
     crash_flow_runs([p[FLOW_RUN_PARAM] for p in params.values() if p.get(FLOW_RUN_PARAM)])
     return abandoned
 
 
 @task(name="finish-evaluation", retries=2, retry_delay_seconds=[1, 5], cache_policy=NO_CACHE)
-def finish_evaluation(evaluation_id: str, runs: Sequence[Run],
-                      db_path: str | None = None) -> dict[str, list[dict[str, Any]]]:
-    """After the last call, in one Prefect task and one DuckDB open (it was three): the run rows'
-    final status, the costs table, and the figures (as `fill_costs` and `evaluation_figures`)."""
+def finish_evaluation(evaluation_id: str, db_path: str | None = None) -> dict[str, list[dict[str, Any]]]:
+    """After the runs ended (the views count finished runs only), in one Prefect task and one
+    DuckDB open: the costs table and the figures (as `fill_costs` and `evaluation_figures`)."""
     with write_lock(), TraceStore(warehouse_file(db_path)) as store:
-        store.write_runs(list(runs))
         wh.fill_costs(store, evaluation_id)
         return _figures(store, evaluation_id)
 

@@ -2,33 +2,35 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from conductor.data.schema import Problem
-from tasks.traces import warehouse_file
+from tasks.traces import warehouse_file, write_lock
 from warehouse.lifecycle import RunWriter
 from warehouse.records import Run
 from warehouse.store import TraceStore
 
 
-@task(name="record-run", retries=3, retry_delay_seconds=[1, 5, 20], cache_policy=NO_CACHE)
-def record_run(run: Run, db_path: str | None = None) -> None:
-    with TraceStore(warehouse_file(db_path)) as store:
-        store.write_runs([run])
+@task(name="record-runs", retries=3, retry_delay_seconds=[1, 5, 20], cache_policy=NO_CACHE)
+def record_runs(runs: Sequence[Run], db_path: str | None = None) -> None:
+    """Run rows in one write (one DuckDB open, however many rows)."""
+    with write_lock(), TraceStore(warehouse_file(db_path)) as store:
+        store.write_runs(list(runs))
 
 
 def run_writer(db_path: str | None = None) -> RunWriter:
-    """How a flow's RunLifecycle writes its row: through the `record-run` task (retried, shown in
+    """How a flow's RunLifecycle writes its rows: through the `record-runs` task (retried, shown in
     the flow run) while the run goes on, and a failed or cancelled end directly, since a flow that
     is failing or being cancelled may not start another task."""
-    def write(run: Run) -> None:
-        if run.status in ("running", "finished"):
-            record_run(run, db_path)
+    def write(runs: list[Run]) -> None:
+        if all(r.status in ("running", "finished") for r in runs):
+            record_runs(runs, db_path)
         else:
-            record_run.fn(run, db_path)
+            record_runs.fn(runs, db_path)
     return write
 
 

@@ -34,7 +34,7 @@ from datetime import UTC, datetime
 from conductor.data.schema import Problem
 from conductor.methods import Method
 from conductor.planners import TemplatePlanner
-from tasks.records import abandon_dead_runs, record_problems, record_run
+from tasks.records import abandon_dead_runs, record_problems, record_runs
 from tasks.solve import SolveRun, solve_problems
 from warehouse.records import Run
 
@@ -44,12 +44,12 @@ method = Method(TemplatePlanner("single"), pool_file)
 print("abandoned:", abandon_dead_runs.fn(db), flush=True)
 run = Run(run_id=run_id, kind="eval", method=method.name, simulated=method.simulated,
           started_at=datetime.now(UTC), host=socket.gethostname(), pid=os.getpid())
-record_run.fn(run, db)
+record_runs.fn([run], db)
 record_problems.fn([p for phase in phases for p in phase], db)
 for i, problems in enumerate(phases):
     solved = solve_problems.fn(problems, method, SolveRun(run_id=run_id, db_path=db, batch_size=1))
     print(f"phase {i}: {solved} recorded", flush=True)
-record_run.fn(run.model_copy(update={"status": "finished", "finished_at": datetime.now(UTC)}), db)
+record_runs.fn([run.model_copy(update={"status": "finished", "finished_at": datetime.now(UTC)})], db)
 print("finished", flush=True)
 """
 

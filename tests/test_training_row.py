@@ -70,9 +70,9 @@ def test_the_lifecycle_writes_running_then_its_end(tmp_path: Path, raised: BaseE
     seen: list[str] = []
     write = write_to(tmp_path / "w.duckdb")
 
-    def record(run) -> None:  # noqa: ANN001
-        seen.append(run.status)
-        write(run)
+    def record(runs) -> None:  # noqa: ANN001
+        seen.extend(r.status for r in runs)
+        write(runs)
 
     with pytest.raises(type(raised)) if raised else nullcontext():
         with RunLifecycle(run_here("r1", "train", method="m"), record) as life:

@@ -4,14 +4,17 @@ SIGTERM, a cancelled event loop; conductor/stops.py). A process killed outright 
 end: its row stays `running` with its host and pid, and the next run's `abandon_dead_runs` marks
 it `abandoned`. So a row is written before any work, and never left missing.
 
-The writer is the caller's: a flow passes its `record-run` task (retried), a process that owns
+One lifecycle may hold several rows that start and end together (an evaluation: its parent row
+and one per method and repeat); each change is then one write of them all.
+
+The writer is the caller's: a flow passes its `record-runs` task (retried), a process that owns
 the warehouse file `write_to(path)`."""
 
 from __future__ import annotations
 
 import os
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -21,7 +24,7 @@ from conductor.stops import is_stop
 from warehouse.records import Run
 from warehouse.store import TraceStore
 
-RunWriter = Callable[[Run], object]
+RunWriter = Callable[[list[Run]], object]  # writes these rows (upserts), in one go
 
 
 def run_here(run_id: str, kind: str, **fields: Any) -> Run:
@@ -31,10 +34,10 @@ def run_here(run_id: str, kind: str, **fields: Any) -> Run:
 
 
 def write_to(warehouse_path: str | Path) -> RunWriter:
-    """A writer that upserts the row into the warehouse file (opened for each write)."""
-    def write(run: Run) -> None:
+    """A writer that upserts the rows into the warehouse file (opened for each write)."""
+    def write(runs: list[Run]) -> None:
         with TraceStore(Path(warehouse_path)) as store:
-            store.write_runs([run])
+            store.write_runs(runs)
     return write
 
 
@@ -57,25 +60,35 @@ def ended(run: Run, status: str, notes: str | None = None) -> Run:
 class RunLifecycle:
     """`with RunLifecycle(run, write) as life:` writes the row `running` on entry and its end on
     exit: `finished`, unless the body said otherwise with `end`, `failed` on an exception,
-    `cancelled` on a stop (Ctrl-C, SIGTERM); the exception goes on. `update` changes fields the end will write
-    (an MLflow run id known only at the end)."""
+    `cancelled` on a stop (Ctrl-C, SIGTERM); the exception goes on. `update` changes fields the end
+    will write (an MLflow run id known only at the end). Given several rows, it writes and ends
+    them together."""
 
-    def __init__(self, run: Run, write: RunWriter) -> None:
-        self.run, self.write = run.model_copy(update={"status": "running", "finished_at": None}), write
+    def __init__(self, runs: Run | Sequence[Run], write: RunWriter) -> None:
+        rows = [runs] if isinstance(runs, Run) else list(runs)
+        if not rows:
+            raise ValueError("a RunLifecycle needs a row")
+        self.runs = [r.model_copy(update={"status": "running", "finished_at": None}) for r in rows]
+        self.write = write
         self.done = False
 
+    @property
+    def run(self) -> Run:
+        """The row (the first, where there are several)."""
+        return self.runs[0]
+
     def __enter__(self) -> RunLifecycle:
-        self.write(self.run)
+        self.write(self.runs)
         return self
 
     def update(self, **fields: Any) -> None:
-        self.run = self.run.model_copy(update=fields)
+        self.runs = [r.model_copy(update=fields) for r in self.runs]
 
     def end(self, status: str, notes: str | None = None) -> Run:
-        """Write the row's end now (once); the exit then writes nothing more."""
+        """Write the rows' end now (once); the exit then writes nothing more."""
         if not self.done:
-            self.run, self.done = ended(self.run, status, notes), True
-            self.write(self.run)
+            self.runs, self.done = [ended(r, status, notes) for r in self.runs], True
+            self.write(self.runs)
         return self.run
 
     def end_with(self, exc: BaseException | None) -> Run:
