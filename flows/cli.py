@@ -32,13 +32,12 @@ SUMMARY_COLUMNS = ("benchmark", "questions", "accuracy", "mean_reward", "parsed"
 
 
 def run(
-    profile: str = typer.Option("local", help=Settings.model_fields["profile"].description),
-    pool_file: Path = typer.Option(None, "--pool", help="Pool YAML file (default: the profile's pool)."),
+    profile: str = field_option(Settings, "profile"),
+    pool_file: Path = field_option(Settings, "pool_file", "--pool", from_profile=True),
     shape: str = typer.Option(DEFAULT_SHAPE, help=f"Workflow shape of the stand-in planner: {', '.join(SHAPES)}."),
     limit: int = typer.Option(0, help="Solve at most N problems per evaluation set (0: all)."),
     db: Path = typer.Option(None, help="Warehouse file (default: $CONDUCTOR_HOME/warehouse.duckdb)."),
-    allow_simulated: bool = typer.Option(False, "--allow-simulated",
-                                         help=Settings.model_fields["allow_simulated"].description),
+    allow_simulated: bool = field_option(Settings, "allow_simulated", "--allow-simulated"),
 ) -> None:
     """The main job: curate the data, solve every evaluation set, record everything in the warehouse.
 

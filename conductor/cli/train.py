@@ -7,27 +7,31 @@ from pathlib import Path
 import typer
 
 from conductor.cli.common import console, quiet_library_bars
+from conductor.cli.options import field_option
 from conductor.config import Settings
+from conductor.training.config import ConductorTrainingConfig
 from conductor.simulation import simulated_note
 from conductor.training.result import TrainResult
 
 
+def _field(name: str, *flags: str, **kwargs: object) -> object:
+    return field_option(ConductorTrainingConfig, name, *flags, **kwargs)
+
+
 def train(
-    profile: str = typer.Option("local", help="local (tiny model, simulated pool, CPU), small-real (the real"
-                                 " SmolLM2-135M through its chat template, LoRA, CPU) or production (the paper's settings)."),
-    output_dir: Path = typer.Option(None, "--out", help="Run directory (default: $CONDUCTOR_HOME/training/<profile>)."),
-    model: str = typer.Option(None, help="Model dir or hub id to start from (default: the profile's)."),
-    pool_file: Path = typer.Option(None, "--pool", help="Pool YAML (default: the profile's)."),
-    max_steps: int = typer.Option(None, help="GRPO steps (default: the profile's)."),
-    seed: int = typer.Option(0, help="Training seed."),
+    profile: str = field_option(Settings, "profile"),
+    output_dir: Path = _field("output_dir", "--out", extra="Default: $CONDUCTOR_HOME/training/<profile>."),
+    model_name_or_path: str = _field("model_name_or_path", "--model", from_profile=True),
+    pool_file: Path = _field("pool_file", "--pool", from_profile=True),
+    max_steps: int = _field("max_steps", from_profile=True),
+    train_seed: int = _field("train_seed", "--seed", extra="Also the model's seed (`seed`)."),
     estimate_only: bool = typer.Option(False, "--estimate", help="Print projected calls, tokens, $ and wall time; train nothing."),
     resume: bool = typer.Option(False, "--resume", help="Continue from the last checkpoint in the run directory."),
-    max_usd: float = typer.Option(None, "--max-usd", help="Stop cleanly (with a checkpoint) past this worker spend."),
+    max_usd: float = _field("max_usd", "--max-usd"),
     track: bool = typer.Option(True, help="Log the run to MLflow and register the model (when registry/ is installed)."),
     warehouse: bool = typer.Option(True, help="Send every rollout to the warehouse (when its sink is installed)."),
     compare: int = typer.Option(96, help="Held-out bank problems to compare the model with each single worker on (0: skip)."),
-    allow_simulated: bool = typer.Option(False, "--allow-simulated",
-                                         help=Settings.model_fields["allow_simulated"].description),
+    allow_simulated: bool = field_option(Settings, "allow_simulated", "--allow-simulated"),
     config_file: Path = typer.Option(None, "--config", help="A chunk as JSON (profile, output_dir, overrides,"
                                      " until_step: what a nightly chunk under accelerate writes); the options above"
                                      " are then ignored."),
@@ -57,8 +61,8 @@ def train(
         from conductor.cli.common import parse_settings, training_fields
         from conductor.profiles import SMALL_REAL
 
-        overrides: dict = {"seed": seed, "train_seed": seed, **parse_settings(settings_, training_fields())}
-        for key, value in (("model_name_or_path", model), ("pool_file", str(pool_file) if pool_file else None),
+        overrides: dict = {"seed": train_seed, "train_seed": train_seed, **parse_settings(settings_, training_fields())}
+        for key, value in (("model_name_or_path", model_name_or_path), ("pool_file", str(pool_file) if pool_file else None),
                            ("max_steps", max_steps), ("max_usd", max_usd)):
             if value is not None:
                 overrides[key] = value
