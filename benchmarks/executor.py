@@ -13,14 +13,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import platform
-import statistics
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.report import write_section  # noqa: E402
+from benchmarks.report import section_parser, write_if_asked  # noqa: E402
 from conductor.config import ExecutionConfig  # noqa: E402
 from conductor.data.schema import Problem  # noqa: E402
 from conductor.executor import RunOptions, execute  # noqa: E402
@@ -106,13 +105,9 @@ def _cores() -> int:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = section_parser(__doc__, "executor")
     parser.add_argument("--latency-ms", type=float, default=100.0)
     parser.add_argument("--together", type=int, default=200)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--write", type=Path, help="update the executor section of this markdown file")
     ns = parser.parse_args()
-    section = asyncio.run(main(ns))
-    if ns.write:
-        write_section(ns.write, "executor", "Executor scheduling", section)
-        print(f"wrote {ns.write}")
+    write_if_asked(ns.write, "executor", "Executor scheduling", asyncio.run(main(ns)))

@@ -32,6 +32,20 @@ def write_section(path: Path, key: str, title: str, body: str) -> None:
     path.write_text(text)
 
 
+def section_parser(doc: str | None, section: str) -> argparse.ArgumentParser:
+    """A benchmark's parser (its docstring as the description) with `--write`, for one section."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--write", type=Path, help=f"update the {section} section of this markdown file")
+    return parser
+
+
+def write_if_asked(write: Path | None, key: str, title: str, body: str) -> None:
+    """With `--write`, the section into that markdown file (the benchmark printed it already)."""
+    if write:
+        write_section(write, key, title, body)
+        print(f"wrote {write}")
+
+
 def cpu_s() -> float:
     """This process's user + system CPU seconds so far; a stage's CPU-minutes are the difference
     (other jobs on a shared machine inflate its wall time, not these)."""

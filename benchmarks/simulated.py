@@ -29,7 +29,7 @@ from statistics import mean
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.report import write_section  # noqa: E402
+from benchmarks.report import section_parser, write_if_asked  # noqa: E402
 from conductor.data.bank import load_problems  # noqa: E402
 from conductor.data.schema import DOMAINS, Problem  # noqa: E402
 from conductor.config import ExecutionConfig  # noqa: E402
@@ -250,13 +250,10 @@ async def main(args: argparse.Namespace) -> str:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = section_parser(__doc__, "simulated")
     parser.add_argument("--per-domain", type=int, default=1000, help="problems per domain (generated banks)")
     parser.add_argument("--problems", type=Path, help="a Problem JSONL file instead of a generated bank")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--write", type=Path, help="update the simulated section of this markdown file")
     ns = parser.parse_args()
-    body = asyncio.run(main(ns))
-    if ns.write:
-        write_section(ns.write, "simulated", "The simulated pools as a learning environment (simulated)", body)
-        print(f"wrote {ns.write}")
+    write_if_asked(ns.write, "simulated", "The simulated pools as a learning environment (simulated)",
+                   asyncio.run(main(ns)))
