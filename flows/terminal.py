@@ -5,14 +5,21 @@ every one, and a task that fails, retries, or is read from the cache still print
 
 A Ctrl-C or SIGTERM crashes every task and flow run it passes through, and each says so twice
 ("Crash detected! Execution was aborted by an interrupt signal.", "Finished in state
-Crashed(...)"): a dozen lines for one keypress, which the command sums up in one of its own."""
+Crashed(...)"): a dozen lines for one keypress, which the command sums up in one of its own. A
+signal that lands as Prefect begins a task run makes the engine fail as it records the crash
+("ValueError: Task run is not set", raised while handling the stop: conductor/stops.py), and the
+task and flow runs print that error's traceback; those lines are the stop's too, and are dropped."""
 
 from __future__ import annotations
 
 import logging
 
+from conductor.stops import is_stop
+
 _TASK_RUNS = "prefect.task_runs"
-_BY_A_SIGNAL = ("Execution was aborted by an interrupt signal.", "Execution was aborted by a termination signal.")
+_BY_A_SIGNAL = ("Execution was aborted by an interrupt signal.", "Execution was aborted by a termination signal.",
+                # Prefect's engine stopped as a task run begins (its state lines carry no exception)
+                "Task run is not set")
 
 
 class HideCompletedTaskRuns(logging.Filter):
@@ -27,7 +34,11 @@ class HideCrashesBySignals(logging.Filter):
     """Drops a task or flow run's lines about its crash by a signal (Ctrl-C, SIGTERM)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return not (record.name.startswith("prefect.") and any(m in record.getMessage() for m in _BY_A_SIGNAL))
+        if not record.name.startswith("prefect."):
+            return True
+        if record.exc_info and is_stop(record.exc_info[1]):
+            return False  # an error raised while a stop was handled, with its traceback
+        return not any(m in record.getMessage() for m in _BY_A_SIGNAL)
 
 
 def quiet_terminal() -> None:
