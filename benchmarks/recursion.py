@@ -203,10 +203,28 @@ def plans_after_policy(model_dir: Path, rows, pool) -> list[str]:  # noqa: ANN00
     return lines
 
 
-def parse_rates(model_dir: Path, rows, pool, *, n: int = 32, samples: int = 4) -> list[str]:  # noqa: ANN001
+def with_limit_marks(model, tok, pool) -> str:  # noqa: ANN001
+    """A model saved before its automaton knew step limits: the same grammar rebuilt over its own
+    tokenizer, now with the limit marks (refused if the grammar came out any different)."""
+    from conductor.models.automaton import DecisionAutomaton
+    from conductor.training.base_model import conductor_automaton
+
+    saved = DecisionAutomaton.from_config(model.config.decision_automaton)
+    if saved.limit_marks:
+        return "as saved"
+    rebuilt = conductor_automaton(tok, pool.specs)
+    if rebuilt.edges != saved.edges:
+        raise SystemExit("the rebuilt grammar differs from the saved one: not the same model's")
+    model.config.decision_automaton = rebuilt.to_config()
+    return "limit marks added"
+
+
+def parse_rates(model_dir: Path, rows, pool, *, n: int = 32, samples: int = 4,  # noqa: ANN001
+                limit_marks: bool = False) -> list[str]:
     """Sampled at temperature 1 (as GRPO samples): the share of first rounds that parse as first
     rounds, and per first-round plan (run over the pool, shown in the recursion prompt) the share
-    of second rounds that parse as second rounds, with what the second rounds write."""
+    of second rounds that parse as second rounds, with what the second rounds write.
+    `limit_marks`: decode a model saved without step-limit marks with them (`with_limit_marks`)."""
     from conductor.models.constrained import load_causal_lm
     from conductor.models.tiny import load_tokenizer
     from conductor.training.second_round import run_first_rounds, sample_workflows, second_round_messages
@@ -215,11 +233,12 @@ def parse_rates(model_dir: Path, rows, pool, *, n: int = 32, samples: int = 4) -
     from conductor.workflow import ParseError, parse
 
     model, tok = load_causal_lm(model_dir), load_tokenizer(model_dir)
+    label = f"{model_dir} ({with_limit_marks(model, tok, pool)})" if limit_marks else str(model_dir)
     rows = rows[:n]
     prompts = [[m.model_dump() for m in row_messages(r, pool, examples=False)] for r in rows for _ in range(samples)]
     texts = sample_workflows(model, tok, prompts, max_new_tokens=128)
     ok = sum(not isinstance(parse(t, len(pool.specs) - 1), ParseError) for t in texts)
-    out = [f"| {model_dir} | first round | {ok / len(texts):.3f} ({len(texts)}) | "
+    out = [f"| {label} | first round | {ok / len(texts):.3f} ({len(texts)}) | "
            f"{dict(collections.Counter(getattr(stated_plan(t), 'name', '?') for t in texts).most_common(4))} |"]
     rng = random.Random(0)
     for plan in PLANS:
@@ -233,7 +252,7 @@ def parse_rates(model_dir: Path, rows, pool, *, n: int = 32, samples: int = 4) -
         ok = sum(not isinstance(parse(t, len(pool.specs) - 1, max_steps=k, allow_empty=True, earlier_round=True),
                                 ParseError) for t, k in zip(texts, limits))
         written = collections.Counter(getattr(stated_plan(t), "name", "?") for t in texts)
-        out.append(f"| {model_dir} | second round after {plan.name} | {ok / len(texts):.3f} ({len(texts)}) | "
+        out.append(f"| {label} | second round after {plan.name} | {ok / len(texts):.3f} ({len(texts)}) | "
                    f"{dict(written.most_common(5))} |")
         print(out[-1], flush=True)
     return out
@@ -285,6 +304,8 @@ def main() -> None:
     ap.add_argument("--fixed", action="store_true", help="also the environment's fixed one- and two-round rows")
     ap.add_argument("--parse", action="store_true",
                     help="only the parse rates at temperature 1 (first rounds, and second rounds after each plan)")
+    ap.add_argument("--limit-marks", action="store_true",
+                    help="with --parse: decode models saved before step-limit marks with them (same grammar)")
     ap.add_argument("--after-policy", action="store_true",
                     help="only what each second-round plan (oracle worker, best wording) earns after each model's "
                          "own first rounds")
@@ -312,7 +333,7 @@ def main() -> None:
     if ns.parse:
         print("| model | prompt | parses (samples) | plans written |\n|---|---|---|---|")
         for md in models:
-            print("\n".join(parse_rates(md, rows, pool)))
+            print("\n".join(parse_rates(md, rows, pool, limit_marks=ns.limit_marks)))
         return
     lines = ["| model or fixed workflow (simulated local pool) | round 1: accuracy / calls "
              "| after round 2: accuracy / calls | right -> wrong | wrong -> right | round 2 does, per domain |",

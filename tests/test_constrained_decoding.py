@@ -123,3 +123,52 @@ def test_every_warm_start_completion_is_accepted_and_nothing_else(untrained, tra
 def test_an_automaton_refuses_a_token_that_leads_two_ways() -> None:
     with pytest.raises(ValueError, match="leads to both"):
         DecisionAutomaton.from_triples(0, [(0, 5, 1), (0, 5, 2)])
+
+
+def _later_round_prompts(rows, pool, steps: int) -> list[list[dict]]:  # noqa: ANN001
+    """Recursion prompts over an earlier round of `steps` steps: their stated limit is `steps`."""
+    from conductor.prompts import PriorStep, recursion_messages
+
+    prior = [PriorStep(index=i, worker=f"Model {i}", subtask="Solve it.", response="42") for i in range(steps)]
+    return [[m.model_dump() for m in recursion_messages(r.problem.question, r.offered(pool), prior)] for r in rows]
+
+
+def test_the_automaton_reads_each_prompts_step_limit(untrained, train) -> None:
+    """The limit a prompt states (5 in a first round; a later round's, as many steps as the
+    round it reads) is read from the prompt's own token ids, as generation sees them."""
+    from conductor.models.constrained import load_causal_lm
+    from conductor.models.tiny import load_tokenizer
+
+    path, pool = untrained
+    tokenizer = load_tokenizer(path)
+    automaton = DecisionAutomaton.from_config(load_causal_lm(path).config.decision_automaton)
+    rows = build_rows(train[:12], pool, PoolSampling(), seed=0)
+
+    def ids(prompt: list[dict]) -> list[int]:
+        return tokenizer.apply_chat_template(prompt, add_generation_prompt=True, tokenize=True,
+                                             return_dict=True)["input_ids"]
+
+    firsts = [[m.model_dump() for m in row_messages(r, pool, examples=False)] for r in rows]
+    assert {automaton.stated_limit(ids(p)) for p in firsts} == {5}
+    for steps in (1, 2, 3, 4):
+        assert {automaton.stated_limit(ids(p)) for p in _later_round_prompts(rows, pool, steps)} == {steps}
+
+
+@pytest.mark.parametrize("limit", [1, 2])
+def test_no_plan_over_a_later_rounds_step_limit_is_sampled(untrained, train, limit: int) -> None:
+    """Random weights, temperature 1: after a round of `limit` steps, every sample keeps to
+    `limit` steps, while first rounds of the same model still write longer plans."""
+    from conductor.models.constrained import load_causal_lm
+    from conductor.models.tiny import load_tokenizer
+
+    path, pool = untrained
+    model, tokenizer = load_causal_lm(path), load_tokenizer(path)
+    rows = build_rows(train[:16], pool, PoolSampling(), seed=0)
+    later = _sample(model, tokenizer, _later_round_prompts(rows, pool, limit), 8)
+    steps = [len(parse(t, len(pool.specs), allow_empty=True, earlier_round=True).subtasks) for t in later]
+    assert max(steps) <= limit, collections.Counter(steps)
+    assert min(steps) == 0 and limit in steps  # keeping the answer, and plans up to the limit, still drawn
+    firsts = _sample(model, tokenizer, [[m.model_dump() for m in row_messages(r, pool, examples=False)]
+                                        for r in rows], 8)
+    assert max(len(parse(t, len(pool.specs), allow_empty=True, earlier_round=True).subtasks)
+               for t in firsts) > limit

@@ -5,37 +5,70 @@ no torch."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
+
+
+def contains(ids: Sequence[int], window: Sequence[int]) -> bool:
+    """Whether `window` stands in `ids`, contiguously."""
+    ids, window = list(ids), list(window)
+    n = len(window)
+    return n > 0 and any(ids[i:i + n] == window for i in range(len(ids) - n + 1) if ids[i] == window[0])
 
 
 @dataclass(frozen=True)
 class DecisionAutomaton:
     """States are ints, `start` the first; `edges[state][token] = next state`. A state with no
-    edges is final: past it (after the end-of-sequence token) nothing is constrained."""
+    edges is final: past it (after the end-of-sequence token) nothing is constrained.
+
+    A prompt may limit a workflow's steps (a later round runs at most as many steps as the round
+    it reads: conductor.workflow.later_round_max_steps). `plan_steps` gives each plan token's step
+    count and `limit_marks` the token ids by which a prompt states each limit, so that a plan
+    over the prompt's limit is never sampled (`allowed`)."""
 
     start: int
     edges: dict[int, dict[int, int]]
+    plan_steps: dict[int, int] = field(default_factory=dict)
+    limit_marks: dict[int, tuple[int, ...]] = field(default_factory=dict)
 
     @classmethod
-    def from_triples(cls, start: int, triples: Iterable[tuple[int, int, int]]) -> DecisionAutomaton:
+    def from_triples(cls, start: int, triples: Iterable[tuple[int, int, int]], *,
+                     plan_steps: dict[int, int] | None = None,
+                     limit_marks: dict[int, Sequence[int]] | None = None) -> DecisionAutomaton:
         edges: dict[int, dict[int, int]] = {}
         for state, token, nxt in triples:
             out = edges.setdefault(state, {})
             if out.get(token, nxt) != nxt:
                 raise ValueError(f"state {state}: token {token} leads to both {out[token]} and {nxt}")
             out[token] = nxt
-        return cls(start, edges)
+        return cls(start, edges, dict(plan_steps or {}), {k: tuple(v) for k, v in (limit_marks or {}).items()})
 
     def to_config(self) -> dict[str, Any]:
         """JSON-able (config.json keys are strings, so the edges are [state, token, next] triples)."""
         return {"start": self.start,
-                "edges": [[s, t, n] for s, out in sorted(self.edges.items()) for t, n in sorted(out.items())]}
+                "edges": [[s, t, n] for s, out in sorted(self.edges.items()) for t, n in sorted(out.items())],
+                "plan_steps": [[t, n] for t, n in sorted(self.plan_steps.items())],
+                "limit_marks": [[n, list(ids)] for n, ids in sorted(self.limit_marks.items())]}
 
     @classmethod
     def from_config(cls, value: dict[str, Any]) -> DecisionAutomaton:
-        return cls.from_triples(int(value["start"]), (tuple(e) for e in value["edges"]))
+        # a model saved before step limits were known has neither key: it is not limited
+        return cls.from_triples(int(value["start"]), (tuple(e) for e in value["edges"]),
+                                plan_steps={int(t): int(n) for t, n in value.get("plan_steps", [])},
+                                limit_marks={int(n): ids for n, ids in value.get("limit_marks", [])})
+
+    def stated_limit(self, prompt_ids: Sequence[int]) -> int | None:
+        """The step limit the prompt states (None: no limit mark in it)."""
+        ids = list(prompt_ids)
+        return next((n for n, mark in sorted(self.limit_marks.items()) if contains(ids, mark)), None)
+
+    def allowed(self, state: int, limit: int | None = None) -> list[int]:
+        """The tokens that may come next in `state`; under a step limit, no plan over it."""
+        out = self.edges.get(state, {})
+        if limit is None:
+            return sorted(out)
+        return sorted(t for t in out if self.plan_steps.get(t, 0) <= limit)
 
     def walk(self, tokens: Iterable[int]) -> int | None:
         """The state after `tokens` from the start; None when they leave the automaton."""

@@ -35,27 +35,30 @@ MODEL_TYPE = "conductor_qwen2"
 
 
 class AutomatonLogits(LogitsProcessor):
-    """Masks every token the automaton does not allow next. The completion starts at
-    `prompt_length` (generation's inputs are left-padded to one length); a row in a final state,
-    or off the automaton, is left as it is."""
+    """Masks every token the automaton does not allow next, and any plan over the step limit
+    the row's prompt states. The completion starts at `prompt_length` (generation's inputs are
+    left-padded to one length); a row in a final state, or off the automaton, is left as it is."""
 
     def __init__(self, automaton: DecisionAutomaton, prompt_length: int) -> None:
         self.automaton, self.prompt_length = automaton, prompt_length
-        self._allowed: dict[int, torch.Tensor] = {}
+        self._allowed: dict[tuple[int, int | None], torch.Tensor] = {}
+        self._limits: list[int | None] | None = None  # each row's, read from its prompt once
 
-    def _allowed_ids(self, state: int) -> torch.Tensor:
-        if state not in self._allowed:
-            self._allowed[state] = torch.tensor(sorted(self.automaton.edges[state]), dtype=torch.long)
-        return self._allowed[state]
+    def _allowed_ids(self, state: int, limit: int | None) -> torch.Tensor:
+        if (state, limit) not in self._allowed:
+            self._allowed[state, limit] = torch.tensor(self.automaton.allowed(state, limit), dtype=torch.long)
+        return self._allowed[state, limit]
 
     def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
+        if self._limits is None:
+            self._limits = [self.automaton.stated_limit(row) for row in input_ids[:, :self.prompt_length].tolist()]
         mask = torch.zeros_like(scores, dtype=torch.bool)
         for row, ids in enumerate(input_ids[:, self.prompt_length:].tolist()):
             state = self.automaton.walk(ids)
             if state is None or not self.automaton.edges.get(state):
                 continue
             mask[row] = True
-            mask[row, self._allowed_ids(state).to(scores.device)] = False
+            mask[row, self._allowed_ids(state, self._limits[row]).to(scores.device)] = False
         return scores.masked_fill(mask, float("-inf"))
 
 

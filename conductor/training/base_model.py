@@ -5,10 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from conductor.data.schema import Problem
+from conductor.models.automaton import DecisionAutomaton
 from conductor.models.tiny import build_tiny_causal_lm
-from conductor.training.sft_data import decision_automaton, decision_tokens, tokenizer_corpus
+from conductor.prompts import conductor_messages
+from conductor.training.sft_data import decision_automaton, decision_tokens, step_limit_marks, tokenizer_corpus
+from conductor.types import WorkerSpec
 from conductor.workers.pool import Pool
 
 # ~1.05M parameters (3,072 x 128 tied embeddings + 4 layers): about the size of the prototype
@@ -26,5 +30,17 @@ def init_tiny_conductor(
     return build_tiny_causal_lm(
         path, seed=seed, corpus=tokenizer_corpus(problems, pool, seed=seed), tokens_across_words=True,
         whole_tokens=decision_tokens(n), **{**TINY_SHAPE, **shape},
-        automaton=lambda tok: decision_automaton(tok.get_vocab(), n, tok.eos_token_id),
+        automaton=lambda tok: conductor_automaton(tok, pool.specs),
     )
+
+
+def conductor_automaton(tokenizer: Any, specs: Sequence[WorkerSpec]) -> DecisionAutomaton:
+    """The decision grammar over `tokenizer`'s ids for a pool of `specs`, with the marks by which
+    its prompts state their step limit (a prompt over `specs`, as the Conductor reads it)."""
+    def prompt_ids(limit: int) -> list[int]:
+        messages = conductor_messages("?", specs, examples=False, max_steps=limit)
+        return tokenizer.apply_chat_template([m.model_dump() for m in messages], add_generation_prompt=True,
+                                             tokenize=True, return_dict=True)["input_ids"]
+
+    return decision_automaton(tokenizer.get_vocab(), len(specs), tokenizer.eos_token_id,
+                              limit_marks=step_limit_marks(prompt_ids))

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from conductor.data.schema import Problem
@@ -40,7 +40,8 @@ from conductor.prompts import SYSTEM, pool_section
 from conductor.training.dataset import PoolSampling, PromptRow, build_rows, row_messages
 from conductor.training.strategies import PLANS, RECURSION_PLANS, Plan, all_phrases, draw_workflow, phrases
 from conductor.workers.pool import Pool
-from conductor.workflow import Workflow, render
+from conductor.models.automaton import contains
+from conductor.workflow import DEFAULT_MAX_STEPS, Workflow, render
 
 TASK_LINES = {
     "math": "This is a math problem.",
@@ -151,7 +152,8 @@ def decision_tokens(n_workers: int) -> list[str]:
     return list(dict.fromkeys(tokens))
 
 
-def decision_automaton(vocab: dict[str, int], n_workers: int, eos_id: int) -> DecisionAutomaton:
+def decision_automaton(vocab: dict[str, int], n_workers: int, eos_id: int,
+                       limit_marks: dict[int, Sequence[int]] | None = None) -> DecisionAutomaton:
     """The grammar of `decision_tokens` as an automaton over token ids (`vocab`: token -> id):
     a plan; the words of a kind of task; that kind's first-worker token; one more worker per
     further step of the plan; the subtasks' opener and one wording per step, among the library's
@@ -159,13 +161,16 @@ def decision_automaton(vocab: dict[str, int], n_workers: int, eos_id: int) -> De
     access lists; the end (a second round's plans too: `GRAMMAR_PLANS`; keeping the earlier answer
     is one token). The choices (plan, kind, workers, which wording) are free; the step
     counts agree, the access lists are the plan's (so the plan sentence is always true to the
-    lists), and a step's wording is one of its role's (a combine step is not worded as a plan)."""
+    lists), and a step's wording is one of its role's (a combine step is not worded as a plan).
+    Each plan token's step count goes with it, and `limit_marks` (`step_limit_marks`), so that a
+    prompt's step limit keeps longer plans from being sampled."""
     def tid(token: str) -> int:
         if token not in vocab:
             raise ValueError(f"decision token {token!r} is not in the tokenizer (built without decision_tokens?)")
         return vocab[token]
 
     edges: list[tuple[int, int, int]] = []
+    plan_steps: dict[int, int] = {}
     states = iter(range(1, 1 << 30))
     end = next(states)
     for plan in GRAMMAR_PLANS:
@@ -173,7 +178,9 @@ def decision_automaton(vocab: dict[str, int], n_workers: int, eos_id: int) -> De
         edges.append((done, eos_id, end))
         if not plan.steps:  # keep the earlier answer: the sentence and the empty lists, then the end
             edges.append((0, tid(_keep_token(plan)), done))
+            plan_steps[tid(_keep_token(plan))] = 0
             continue
+        plan_steps[tid(f"{plan.sentence} ")] = plan.steps
         after_plan = next(states)
         edges.append((0, tid(f"{plan.sentence} "), after_plan))
         access = _access_json(plan)
@@ -195,7 +202,29 @@ def decision_automaton(vocab: dict[str, int], n_workers: int, eos_id: int) -> De
                 edges += [(state, tid(q if step == 0 else f", {q}"), nxt) for q in quoted]
                 state = nxt
             edges.append((state, tid(f"{ACCESS_OPEN}{access}"), done))
-    return DecisionAutomaton.from_triples(0, edges)
+    return DecisionAutomaton.from_triples(0, edges, plan_steps=plan_steps, limit_marks=limit_marks)
+
+
+def step_limit_marks(prompt_ids: Callable[[int], Sequence[int]],
+                     limits: Sequence[int] = tuple(range(1, DEFAULT_MAX_STEPS + 1))) -> dict[int, tuple[int, ...]]:
+    """For each step limit, the token ids by which the Conductor's prompt states it: where that
+    prompt's ids (`prompt_ids(limit)`) differ from another limit's, with a token of context on
+    each side. Each mark stands in its own limit's prompt and in no other's, or this refuses."""
+    prompts = {n: list(prompt_ids(n)) for n in limits}
+    marks: dict[int, tuple[int, ...]] = {}
+    for n, ids in prompts.items():
+        other = prompts[next(m for m in limits if m != n)]
+        head = next((i for i, (a, b) in enumerate(zip(ids, other)) if a != b), min(len(ids), len(other)))
+        tail = next((i for i, (a, b) in enumerate(zip(reversed(ids), reversed(other))) if a != b),
+                    min(len(ids), len(other)))
+        tail = min(tail, len(ids) - head)  # the shared tail may not overlap the shared head
+        marks[n] = tuple(ids[max(head - 1, 0): len(ids) - tail + 1])
+    for n, mark in marks.items():
+        for m, ids in prompts.items():
+            if contains(ids, mark) != (m == n):
+                raise ValueError(f"the step-limit mark of {n} {'is missing from' if m == n else 'stands in'}"
+                                 f" the prompt of {m}")
+    return marks
 
 
 def tokenizer_corpus(problems: Sequence[Problem], pool: Pool, *, seed: int = 0, repeats: int = 50) -> list[str]:
