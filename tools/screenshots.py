@@ -92,7 +92,9 @@ def shoot(url: str, out: Path, must_show: list[str], size: tuple[int, int] = (16
     print(f"  {out.relative_to(REPO) if out.is_relative_to(REPO) else out}  <- {url}")
 
 
-async def _run_nightly(nights: int, params: dict, timeout: float) -> list:
+async def _run_nightly(nights: int, config: dict, timeout: float) -> list:
+    """`config`: NightConfig fields over the deployment's (a run's `config` replaces the
+    deployment's whole, so it names the profile too)."""
     from prefect.client.orchestration import get_client
 
     runs = []
@@ -100,7 +102,8 @@ async def _run_nightly(nights: int, params: dict, timeout: float) -> list:
         deployment = await client.read_deployment_by_name("conductor-nightly/nightly")
         for night in range(nights):
             run = await client.create_flow_run_from_deployment(
-                deployment.id, parameters={**params, "run_key": f"2026-01-{night + 1:02d}"})
+                deployment.id, parameters={"config": {**deployment.parameters.get("config", {}), **config,
+                                                      "run_key": f"2026-01-{night + 1:02d}"}})
             deadline = time.monotonic() + timeout
             while not (run := await client.read_flow_run(run.id)).state.is_final():
                 if time.monotonic() > deadline:
