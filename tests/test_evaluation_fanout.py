@@ -100,10 +100,14 @@ def _outcomes(db: Path, evaluation_id: str) -> list[tuple]:
 
 
 def test_dask_task_runner_on_a_local_cluster_gives_the_thread_runners_results(setup: dict) -> None:
+    import dask
     from distributed import LocalCluster
 
     threads = evaluation_flow(_cfg(setup, "threads", repeats=2), db_path=str(setup["dir"] / "t.duckdb"))
-    with LocalCluster(processes=False, n_workers=1, threads_per_worker=2, dashboard_address=None) as cluster:
+    # the scheduler's and worker's scratch folder (lock files) in the test's own directory, not
+    # left in TMPDIR (dask's default)
+    with dask.config.set({"temporary-directory": str(setup["dir"] / "dask")}), \
+            LocalCluster(processes=False, n_workers=1, threads_per_worker=2, dashboard_address=None) as cluster:
         dask = evaluation_flow(_cfg(setup, "dask", repeats=2, task_runner="dask", dask_address=cluster.scheduler_address),
                                db_path=str(setup["dir"] / "d.duckdb"))
         prefixes = sorted(cluster.scheduler.task_prefixes)
