@@ -5,7 +5,6 @@ configs by name (a floor of matched options), so that renaming parameters away c
 
 from __future__ import annotations
 
-import dataclasses
 import inspect
 
 import pytest
@@ -14,7 +13,6 @@ from typer.models import OptionInfo
 from conductor.cli.options import FROM_PROFILE, field_default, field_help
 from conductor.cli.train import train
 from conductor.config import Settings
-from conductor.training.config import ConductorTrainingConfig
 from conductor.evaluation.config import EvalConfig
 from flows.cli import nightly, run
 from flows.evaluation_cli import eval_
@@ -31,14 +29,12 @@ COMMANDS = [
     (serve, (ServeConfig,), 11),
     (nightly, (NightConfig, GateConfig), 16),
     (model_promote, (GateConfig,), 4),
-    (train, (ConductorTrainingConfig, Settings), 8),
+    (train, (Settings,), 4),  # profile, pool_file (from the profile), seed and allow_simulated
     (run, (Settings,), 3),
 ]
 
 
 def _fields(config: type) -> set[str]:
-    if dataclasses.is_dataclass(config):
-        return {f.name for f in dataclasses.fields(config)}
     return set(config.model_fields)
 
 

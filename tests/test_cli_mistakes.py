@@ -19,7 +19,7 @@ from conductor.cli import app
 NOT_A_MISTAKE = {("ask", "question"), ("nightly", "run_key"), ("serve", "host"), ("serve", "name"), ("ui", "pool"),
                  ("deploy", "name"), ("train", "run_id"), ("eval", "dask_address"), ("data curate", "out"),
                  ("data bank", "out"), ("model init", "directory"), ("eval", "out"), ("plot", "out"),
-                 ("train", "output_dir"), ("train", "result_file"), ("train", "model_name_or_path"), ("serve", "staging"), ("warehouse export", "parquet"),
+                 ("train", "output_dir"), ("train", "result_file"), ("train", "model"), ("serve", "staging"), ("warehouse export", "parquet"),
                  ("solve", "out"), ("warehouse migrate", "db"), ("warehouse ingest", "db"), ("run", "db"),
                  ("nightly", "db"), ("eval", "db"), ("model promote", "warehouse_path"),
                  ("model rollback", "warehouse_path")}
