@@ -129,16 +129,13 @@ def fixed_rows(rows, pool) -> list[tuple[str, dict]]:  # noqa: ANN001
     best = best_wordings([r.problem for r in rows])
     attempts_4, more_4 = PLAN_BY_NAME["attempts_4"], PLAN_BY_NAME["more_4"]
 
-    def workflow(plan, d: str) -> Workflow:  # noqa: ANN001
-        return oracle_workflow(plan, d, best)
-
     async def one(i: int, r):  # noqa: ANN001, ANN202
         d, offered = r.problem.domain, r.offered(pool)
         options = RunOptions().seeded(i)
-        first = await rollout(render(workflow(attempts_4, d)), r.problem, offered, options,
+        first = await rollout(render(oracle_workflow(attempts_4, d, best)), r.problem, offered, options,
                               messages=row_messages(r, pool, examples=False))
         prior = prior_steps(first)
-        second = await rollout(render(workflow(more_4, d)), r.problem, offered, options, messages=[],
+        second = await rollout(render(oracle_workflow(more_4, d, best)), r.problem, offered, options, messages=[],
                                within=Round(depth=1, prior=tuple(prior)))
         return first, second, agreement(prior[:4]) < 4
 
@@ -240,6 +237,7 @@ def parse_rates(model_dir: Path, rows, pool, *, n: int = 32, samples: int = 4,  
     ok = sum(not isinstance(parse(t, len(pool.specs) - 1), ParseError) for t in texts)
     out = [f"| {label} | first round | {ok / len(texts):.3f} ({len(texts)}) | "
            f"{dict(collections.Counter(getattr(stated_plan(t), 'name', '?') for t in texts).most_common(4))} |"]
+    print(out[-1], flush=True)
     rng = random.Random(0)
     for plan in PLANS:
         firsts = [completion_text(r.problem, draw_workflow(plan, r.problem.domain, [0, 1, 2, 3], rng), plan) for r in rows]
@@ -331,9 +329,9 @@ def main() -> None:
             plans_after_policy(md, rows, pool)
         return
     if ns.parse:
-        print("| model | prompt | parses (samples) | plans written |\n|---|---|---|---|")
+        print("| model (SIMULATED local pool) | prompt | parses (samples) | plans written |\n|---|---|---|---|")
         for md in models:
-            print("\n".join(parse_rates(md, rows, pool, limit_marks=ns.limit_marks)))
+            parse_rates(md, rows, pool, limit_marks=ns.limit_marks)  # prints each row as it is measured
         return
     lines = ["| model or fixed workflow (simulated local pool) | round 1: accuracy / calls "
              "| after round 2: accuracy / calls | right -> wrong | wrong -> right | round 2 does, per domain |",

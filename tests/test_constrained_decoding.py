@@ -172,3 +172,12 @@ def test_no_plan_over_a_later_rounds_step_limit_is_sampled(untrained, train, lim
                                         for r in rows], 8)
     assert max(len(parse(t, len(pool.specs), allow_empty=True, earlier_round=True).subtasks)
                for t in firsts) > limit
+
+
+def test_step_limit_marks_are_where_the_prompts_differ_or_refused() -> None:
+    from conductor.training.sft_data import step_limit_marks
+
+    marks = step_limit_marks(lambda n: [7, 8, 100 + n, 9, 10], limits=(1, 2, 3))
+    assert marks == {1: (8, 101, 9), 2: (8, 102, 9), 3: (8, 103, 9)}
+    with pytest.raises(ValueError, match="stands in the prompt of"):
+        step_limit_marks(lambda n: [7, 8, 9], limits=(1, 2))  # a prompt that does not state its limit

@@ -46,11 +46,6 @@ def end_status(exc: BaseException) -> str:
     return "cancelled" if is_stop(exc) else "failed"
 
 
-def ended_by(run: Run, exc: BaseException) -> Run:
-    """The row ended by an exception: its status, and the exception as its notes."""
-    return ended(run, end_status(exc), f"{type(exc).__name__}: {exc}")
-
-
 def ended(run: Run, status: str, notes: str | None = None) -> Run:
     """The row at its end (notes kept unless new ones are given)."""
     return run.model_copy(update={"status": status, "finished_at": datetime.now(UTC),

@@ -66,7 +66,10 @@ def cancel_pending_rewards(trainer: Any, timeout_s: float = 30.0) -> None:
             task.cancel()
         await asyncio.gather(*others, return_exceptions=True)
 
-    asyncio.run_coroutine_threadsafe(cancel_others(), loop).result(timeout=timeout_s)
+    try:
+        asyncio.run_coroutine_threadsafe(cancel_others(), loop).result(timeout=timeout_s)
+    except TimeoutError:  # a worker call that ignores cancellation: the stop itself must go on
+        pass
 
 
 class StepTimer:

@@ -35,12 +35,11 @@ from dataclasses import replace
 
 from conductor.data.schema import Problem
 from conductor.effort import EFFORT_STEPS, Effort
-from conductor.models.automaton import DecisionAutomaton
+from conductor.models.automaton import DecisionAutomaton, contains
 from conductor.prompts import SYSTEM, pool_section
 from conductor.training.dataset import PoolSampling, PromptRow, build_rows, row_messages
 from conductor.training.strategies import PLANS, RECURSION_PLANS, Plan, all_phrases, draw_workflow, phrases
 from conductor.workers.pool import Pool
-from conductor.models.automaton import contains
 from conductor.workflow import DEFAULT_MAX_STEPS, Workflow, render
 
 TASK_LINES = {
