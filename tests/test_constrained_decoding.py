@@ -14,7 +14,7 @@ from conductor.training.dataset import PoolSampling, build_rows, row_messages, t
 from conductor.training.problems import bank_splits, take_per_domain
 from conductor.training.sft_data import GRAMMAR_PLANS, TASK_LINES, completion_text, draw_example
 from conductor.training.strategies import PLANS, phrases, plan_of, stated_plan
-from conductor.workflow import parse
+from conductor.workflow import ParseError, parse
 
 
 @pytest.fixture(scope="module")
@@ -181,3 +181,59 @@ def test_step_limit_marks_are_where_the_prompts_differ_or_refused() -> None:
     assert marks == {1: (8, 101, 9), 2: (8, 102, 9), 3: (8, 103, 9)}
     with pytest.raises(ValueError, match="stands in the prompt of"):
         step_limit_marks(lambda n: [7, 8, 9], limits=(1, 2))  # a prompt that does not state its limit
+
+
+def _first_round_prompts(rows, pool) -> list[list[dict]]:  # noqa: ANN001
+    return [[m.model_dump() for m in row_messages(r, pool, examples=False)] for r in rows]
+
+
+def test_the_automaton_reads_how_many_workers_each_prompt_offers(untrained, train) -> None:
+    """Randomized pools offer 2 to all workers in any order; the count is read from the prompt's
+    own token ids (each "Model i: ..." line), and the full pool offers every worker."""
+    from conductor.models.constrained import load_causal_lm
+    from conductor.models.tiny import load_tokenizer
+
+    path, pool = untrained
+    tokenizer = load_tokenizer(path)
+    automaton = DecisionAutomaton.from_config(load_causal_lm(path).config.decision_automaton)
+
+    def offered(rows) -> list[int | None]:  # noqa: ANN001
+        return [automaton.offered_workers(tokenizer.apply_chat_template(
+            p, add_generation_prompt=True, tokenize=True, return_dict=True)["input_ids"])
+            for p in _first_round_prompts(rows, pool)]
+
+    randomized = build_rows(train[:40], pool, PoolSampling(randomized=True), seed=0)
+    assert offered(randomized) == [len(r.pool_ids) for r in randomized]
+    assert len({len(r.pool_ids) for r in randomized}) > 2  # the rows do offer pools of several sizes
+    full = build_rows(train[:4], pool, PoolSampling(), seed=0)
+    assert offered(full) == [len(r.pool_ids) for r in full] and len(full[0].pool_ids) >= 4
+
+
+def test_no_step_goes_to_a_worker_the_prompt_does_not_offer(untrained, train) -> None:
+    """Random weights, temperature 1, pools of two workers: every sample parses over the two
+    offered (a step on "Model 3" would not), and both of them are drawn."""
+    from conductor.models.constrained import load_causal_lm
+    from conductor.models.tiny import load_tokenizer
+
+    path, pool = untrained
+    model, tokenizer = load_causal_lm(path), load_tokenizer(path)
+    rows = build_rows(train[:16], pool, PoolSampling(randomized=True, k_min=2, k_max=2), seed=0)
+    texts = _sample(model, tokenizer, _first_round_prompts(rows, pool), 8)
+    workflows = [parse(t, 2, allow_empty=True, earlier_round=True) for t in texts]  # as in the first test
+    assert not [w for w in workflows if isinstance(w, ParseError)], collections.Counter(
+        str(w).split(":")[0] for w in workflows if isinstance(w, ParseError))
+    assert {i for w in workflows for i in w.model_id} == {0, 1}
+
+
+def test_worker_marks_are_each_lines_first_token_or_none() -> None:
+    from conductor.training.sft_data import worker_marks
+
+    def whole_lines(line: str) -> list[int]:  # one token per line, as the tiny tokenizer merges them
+        return [hash(line) % 10**6, 1]
+
+    marks = worker_marks(whole_lines, 3, ["a", "b"])
+    assert sorted(marks.values()) == [0, 0, 1, 1, 2, 2]
+    assert marks[whole_lines("Model 2: b\n")[0]] == 2
+    # a tokenizer whose lines all start with the same "Model " token marks nothing: masking
+    # workers by it would hide offered ones
+    assert worker_marks(lambda line: [5, hash(line) % 10**6], 3, ["a", "b"]) == {}

@@ -25,50 +25,73 @@ class DecisionAutomaton:
     A prompt may limit a workflow's steps (a later round runs at most as many steps as the round
     it reads: conductor.workflow.later_round_max_steps). `plan_steps` gives each plan token's step
     count and `limit_marks` the token ids by which a prompt states each limit, so that a plan
-    over the prompt's limit is never sampled (`allowed`)."""
+    over the prompt's limit is never sampled (`allowed`).
+
+    A prompt may also offer fewer workers than the grammar knows (a randomized pool, an excluded
+    worker). `worker_tokens` gives each worker token's index and `worker_marks` the prompt tokens
+    that list a worker ("Model 2: ..." lines), so that no step goes to a worker the prompt does not
+    offer. Why: such a workflow does not parse, and its reward of 0 taught GRPO to put every step
+    on "Model 0" or "Model 1" (offered in every row), whatever worker sat there (issue 35)."""
 
     start: int
     edges: dict[int, dict[int, int]]
     plan_steps: dict[int, int] = field(default_factory=dict)
     limit_marks: dict[int, tuple[int, ...]] = field(default_factory=dict)
+    worker_tokens: dict[int, int] = field(default_factory=dict)
+    worker_marks: dict[int, int] = field(default_factory=dict)
 
     @classmethod
     def from_triples(cls, start: int, triples: Iterable[tuple[int, int, int]], *,
                      plan_steps: dict[int, int] | None = None,
-                     limit_marks: dict[int, Sequence[int]] | None = None) -> DecisionAutomaton:
+                     limit_marks: dict[int, Sequence[int]] | None = None,
+                     worker_tokens: dict[int, int] | None = None,
+                     worker_marks: dict[int, int] | None = None) -> DecisionAutomaton:
         edges: dict[int, dict[int, int]] = {}
         for state, token, nxt in triples:
             out = edges.setdefault(state, {})
             if out.get(token, nxt) != nxt:
                 raise ValueError(f"state {state}: token {token} leads to both {out[token]} and {nxt}")
             out[token] = nxt
-        return cls(start, edges, dict(plan_steps or {}), {k: tuple(v) for k, v in (limit_marks or {}).items()})
+        return cls(start, edges, dict(plan_steps or {}), {k: tuple(v) for k, v in (limit_marks or {}).items()},
+                   dict(worker_tokens or {}), dict(worker_marks or {}))
 
     def to_config(self) -> dict[str, Any]:
         """JSON-able (config.json keys are strings, so the edges are [state, token, next] triples)."""
         return {"start": self.start,
                 "edges": [[s, t, n] for s, out in sorted(self.edges.items()) for t, n in sorted(out.items())],
                 "plan_steps": [[t, n] for t, n in sorted(self.plan_steps.items())],
-                "limit_marks": [[n, list(ids)] for n, ids in sorted(self.limit_marks.items())]}
+                "limit_marks": [[n, list(ids)] for n, ids in sorted(self.limit_marks.items())],
+                "worker_tokens": [[t, w] for t, w in sorted(self.worker_tokens.items())],
+                "worker_marks": [[t, w] for t, w in sorted(self.worker_marks.items())]}
 
     @classmethod
     def from_config(cls, value: dict[str, Any]) -> DecisionAutomaton:
-        # a model saved before step limits were known has neither key: it is not limited
+        # a model saved before step limits (or offered workers) were known lacks their keys: it
+        # is not limited by them
         return cls.from_triples(int(value["start"]), (tuple(e) for e in value["edges"]),
                                 plan_steps={int(t): int(n) for t, n in value.get("plan_steps", [])},
-                                limit_marks={int(n): ids for n, ids in value.get("limit_marks", [])})
+                                limit_marks={int(n): ids for n, ids in value.get("limit_marks", [])},
+                                worker_tokens={int(t): int(w) for t, w in value.get("worker_tokens", [])},
+                                worker_marks={int(t): int(w) for t, w in value.get("worker_marks", [])})
 
     def stated_limit(self, prompt_ids: Sequence[int]) -> int | None:
         """The step limit the prompt states (None: no limit mark in it)."""
         ids = list(prompt_ids)
         return next((n for n, mark in sorted(self.limit_marks.items()) if contains(ids, mark)), None)
 
-    def allowed(self, state: int, limit: int | None = None) -> list[int]:
-        """The tokens that may come next in `state`; under a step limit, no plan over it."""
+    def offered_workers(self, prompt_ids: Sequence[int]) -> int | None:
+        """How many workers the prompt offers: one past the highest index its listing marks
+        (None: no worker listed by a mark, so nothing is masked)."""
+        listed = [self.worker_marks[i] for i in set(prompt_ids) if i in self.worker_marks]
+        return max(listed) + 1 if listed else None
+
+    def allowed(self, state: int, limit: int | None = None, workers: int | None = None) -> list[int]:
+        """The tokens that may come next in `state`; under a step limit, no plan over it; with
+        `workers` offered, no worker past them."""
         out = self.edges.get(state, {})
-        if limit is None:
-            return sorted(out)
-        return sorted(t for t in out if self.plan_steps.get(t, 0) <= limit)
+        return sorted(t for t in out
+                      if (limit is None or self.plan_steps.get(t, 0) <= limit)
+                      and (workers is None or self.worker_tokens.get(t, 0) < workers))
 
     def walk(self, tokens: Iterable[int]) -> int | None:
         """The state after `tokens` from the start; None when they leave the automaton."""

@@ -35,23 +35,25 @@ MODEL_TYPE = "conductor_qwen2"
 
 
 class AutomatonLogits(LogitsProcessor):
-    """Masks every token the automaton does not allow next, and any plan over the step limit
-    the row's prompt states. The completion starts at `prompt_length` (generation's inputs are
+    """Masks every token the automaton does not allow next, any plan over the step limit the
+    row's prompt states, and any worker past those its prompt offers. The completion starts at `prompt_length` (generation's inputs are
     left-padded to one length); a row in a final state, or off the automaton, is left as it is."""
 
     def __init__(self, automaton: DecisionAutomaton, prompt_length: int) -> None:
         self.automaton, self.prompt_length = automaton, prompt_length
-        self._allowed: dict[tuple[int, int | None], torch.Tensor] = {}
-        self._limits: list[int | None] | None = None  # each row's, read from its prompt once
+        self._allowed: dict[tuple[int, int | None, int | None], torch.Tensor] = {}
+        # each row's (step limit, workers offered), read from its prompt once
+        self._limits: list[tuple[int | None, int | None]] | None = None
 
-    def _allowed_ids(self, state: int, limit: int | None) -> torch.Tensor:
-        if (state, limit) not in self._allowed:
-            self._allowed[state, limit] = torch.tensor(self.automaton.allowed(state, limit), dtype=torch.long)
-        return self._allowed[state, limit]
+    def _allowed_ids(self, state: int, limits: tuple[int | None, int | None]) -> torch.Tensor:
+        if (state, *limits) not in self._allowed:
+            self._allowed[state, *limits] = torch.tensor(self.automaton.allowed(state, *limits), dtype=torch.long)
+        return self._allowed[state, *limits]
 
     def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
         if self._limits is None:
-            self._limits = [self.automaton.stated_limit(row) for row in input_ids[:, :self.prompt_length].tolist()]
+            self._limits = [(self.automaton.stated_limit(row), self.automaton.offered_workers(row))
+                            for row in input_ids[:, :self.prompt_length].tolist()]
         mask = torch.zeros_like(scores, dtype=torch.bool)
         for row, ids in enumerate(input_ids[:, self.prompt_length:].tolist()):
             state = self.automaton.walk(ids)

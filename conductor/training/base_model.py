@@ -10,8 +10,8 @@ from typing import Any
 from conductor.data.schema import Problem
 from conductor.models.automaton import DecisionAutomaton
 from conductor.models.tiny import build_tiny_causal_lm
-from conductor.prompts import conductor_messages
-from conductor.training.sft_data import decision_automaton, decision_tokens, step_limit_marks, tokenizer_corpus
+from conductor.prompts import conductor_messages, pool_section
+from conductor.training.sft_data import decision_automaton, decision_tokens, step_limit_marks, tokenizer_corpus, worker_marks
 from conductor.types import WorkerSpec
 from conductor.workers.pool import Pool
 
@@ -36,11 +36,14 @@ def init_tiny_conductor(
 
 def conductor_automaton(tokenizer: Any, specs: Sequence[WorkerSpec]) -> DecisionAutomaton:
     """The decision grammar over `tokenizer`'s ids for a pool of `specs`, with the marks by which
-    its prompts state their step limit (a prompt over `specs`, as the Conductor reads it)."""
+    its prompts state their step limit (a prompt over `specs`, as the Conductor reads it) and list
+    each offered worker (any of `specs` at any position, as randomized pools offer them)."""
     def prompt_ids(limit: int) -> list[int]:
         messages = conductor_messages("?", specs, examples=False, max_steps=limit)
         return tokenizer.apply_chat_template([m.model_dump() for m in messages], add_generation_prompt=True,
                                              tokenize=True, return_dict=True)["input_ids"]
 
+    descriptions = [pool_section([spec]).split(": ", 1)[1] for spec in specs]
+    listed = worker_marks(lambda line: tokenizer(line, add_special_tokens=False)["input_ids"], len(specs), descriptions)
     return decision_automaton(tokenizer.get_vocab(), len(specs), tokenizer.eos_token_id,
-                              limit_marks=step_limit_marks(prompt_ids))
+                              limit_marks=step_limit_marks(prompt_ids), worker_marks=listed)

@@ -152,7 +152,8 @@ def decision_tokens(n_workers: int) -> list[str]:
 
 
 def decision_automaton(vocab: dict[str, int], n_workers: int, eos_id: int,
-                       limit_marks: dict[int, Sequence[int]] | None = None) -> DecisionAutomaton:
+                       limit_marks: dict[int, Sequence[int]] | None = None,
+                       worker_marks: dict[int, int] | None = None) -> DecisionAutomaton:
     """The grammar of `decision_tokens` as an automaton over token ids (`vocab`: token -> id):
     a plan; the words of a kind of task; that kind's first-worker token; one more worker per
     further step of the plan; the subtasks' opener and one wording per step, among the library's
@@ -162,7 +163,9 @@ def decision_automaton(vocab: dict[str, int], n_workers: int, eos_id: int,
     counts agree, the access lists are the plan's (so the plan sentence is always true to the
     lists), and a step's wording is one of its role's (a combine step is not worded as a plan).
     Each plan token's step count goes with it, and `limit_marks` (`step_limit_marks`), so that a
-    prompt's step limit keeps longer plans from being sampled."""
+    prompt's step limit keeps longer plans from being sampled; each worker token's index goes with
+    it too, and `worker_marks` (`worker_marks`), so that no step goes to a worker the prompt does
+    not offer."""
     def tid(token: str) -> int:
         if token not in vocab:
             raise ValueError(f"decision token {token!r} is not in the tokenizer (built without decision_tokens?)")
@@ -170,6 +173,7 @@ def decision_automaton(vocab: dict[str, int], n_workers: int, eos_id: int,
 
     edges: list[tuple[int, int, int]] = []
     plan_steps: dict[int, int] = {}
+    worker_tokens = {tid(f", {w}"): w for w in range(n_workers)}
     states = iter(range(1, 1 << 30))
     end = next(states)
     for plan in GRAMMAR_PLANS:
@@ -188,6 +192,7 @@ def decision_automaton(vocab: dict[str, int], n_workers: int, eos_id: int,
             after_kind, state = next(states), next(states)
             edges.append((after_plan, tid(f"{words} "), after_kind))
             edges += [(after_kind, tid(f"{last}\nmodel_id = [{w}"), state) for w in range(n_workers)]
+            worker_tokens.update({tid(f"{last}\nmodel_id = [{w}"): w for w in range(n_workers)})
             for _ in range(plan.steps - 1):
                 nxt = next(states)
                 edges += [(state, tid(f", {w}"), nxt) for w in range(n_workers)]
@@ -201,7 +206,8 @@ def decision_automaton(vocab: dict[str, int], n_workers: int, eos_id: int,
                 edges += [(state, tid(q if step == 0 else f", {q}"), nxt) for q in quoted]
                 state = nxt
             edges.append((state, tid(f"{ACCESS_OPEN}{access}"), done))
-    return DecisionAutomaton.from_triples(0, edges, plan_steps=plan_steps, limit_marks=limit_marks)
+    return DecisionAutomaton.from_triples(0, edges, plan_steps=plan_steps, limit_marks=limit_marks,
+                                          worker_tokens=worker_tokens, worker_marks=worker_marks)
 
 
 def step_limit_marks(prompt_ids: Callable[[int], Sequence[int]],
@@ -223,6 +229,23 @@ def step_limit_marks(prompt_ids: Callable[[int], Sequence[int]],
             if contains(ids, mark) != (m == n):
                 raise ValueError(f"the step-limit mark of {n} {'is missing from' if m == n else 'stands in'}"
                                  f" the prompt of {m}")
+    return marks
+
+
+def worker_marks(line_ids: Callable[[str], Sequence[int]], n_workers: int,
+                 descriptions: Sequence[str]) -> dict[int, int]:
+    """The prompt tokens that list worker i ("Model i: <description>" lines, tokenized alone by
+    `line_ids`: the tiny tokenizer's pieces end at each line break, so a line's tokens are the same
+    in a prompt), for every index and description a pool may put there: the line's first token,
+    which must carry its index. {} (no worker is masked) when one token would stand for two
+    indices (a first token "Model " alone, or "Model 1" opening "Model 10: ...")."""
+    marks: dict[int, int] = {}
+    for i in range(n_workers):
+        for desc in descriptions:
+            ids = list(line_ids(f"Model {i}: {desc}\n"))
+            if not ids or marks.get(ids[0], i) != i:
+                return {}
+            marks[ids[0]] = i
     return marks
 
 
