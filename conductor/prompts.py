@@ -101,14 +101,20 @@ CONDUCTOR_SELF_DESCRIPTION = (
 )
 
 
+def worker_description(spec: WorkerSpec) -> str:
+    """How the prompt describes a worker: its description, else its model or id."""
+    if spec.is_conductor and not spec.description:
+        return CONDUCTOR_SELF_DESCRIPTION
+    return spec.description or spec.model or spec.id
+
+
+def worker_line(index: int, description: str) -> str:
+    """A worker's line in the prompt's listing (its number is what `model_id` names)."""
+    return f"Model {index}: {description}"
+
+
 def pool_section(specs: Sequence[WorkerSpec]) -> str:
-    lines = []
-    for i, spec in enumerate(specs):
-        desc = spec.description or spec.model or spec.id
-        if spec.is_conductor and not spec.description:
-            desc = CONDUCTOR_SELF_DESCRIPTION
-        lines.append(f"Model {i}: {desc}")
-    return "\n".join(lines)
+    return "\n".join(worker_line(i, worker_description(spec)) for i, spec in enumerate(specs))
 
 
 @functools.cache  # EXAMPLES is a constant: render its text once (it was ~0.7 ms per question)

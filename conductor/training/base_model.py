@@ -10,7 +10,7 @@ from typing import Any
 from conductor.data.schema import Problem
 from conductor.models.automaton import DecisionAutomaton
 from conductor.models.tiny import build_tiny_causal_lm
-from conductor.prompts import conductor_messages, pool_section
+from conductor.prompts import conductor_messages, worker_description
 from conductor.training.sft_data import decision_automaton, decision_tokens, step_limit_marks, tokenizer_corpus, worker_marks
 from conductor.types import WorkerSpec
 from conductor.workers.pool import Pool
@@ -43,7 +43,7 @@ def conductor_automaton(tokenizer: Any, specs: Sequence[WorkerSpec]) -> Decision
         return tokenizer.apply_chat_template([m.model_dump() for m in messages], add_generation_prompt=True,
                                              tokenize=True, return_dict=True)["input_ids"]
 
-    descriptions = [pool_section([spec]).split(": ", 1)[1] for spec in specs]
-    listed = worker_marks(lambda line: tokenizer(line, add_special_tokens=False)["input_ids"], len(specs), descriptions)
+    listed = worker_marks(lambda line: tokenizer(line, add_special_tokens=False)["input_ids"], len(specs),
+                          [worker_description(spec) for spec in specs])
     return decision_automaton(tokenizer.get_vocab(), len(specs), tokenizer.eos_token_id,
                               limit_marks=step_limit_marks(prompt_ids), worker_marks=listed)

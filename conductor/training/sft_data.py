@@ -36,7 +36,7 @@ from dataclasses import replace
 from conductor.data.schema import Problem
 from conductor.effort import EFFORT_STEPS, Effort
 from conductor.models.automaton import DecisionAutomaton, contains
-from conductor.prompts import SYSTEM, pool_section
+from conductor.prompts import SYSTEM, worker_description, worker_line
 from conductor.training.dataset import PoolSampling, PromptRow, build_rows, row_messages
 from conductor.training.strategies import PLANS, RECURSION_PLANS, Plan, all_phrases, draw_workflow, phrases
 from conductor.workers.pool import Pool
@@ -242,7 +242,7 @@ def worker_marks(line_ids: Callable[[str], Sequence[int]], n_workers: int,
     marks: dict[int, int] = {}
     for i in range(n_workers):
         for desc in descriptions:
-            ids = list(line_ids(f"Model {i}: {desc}\n"))
+            ids = list(line_ids(worker_line(i, desc) + "\n"))
             if not ids or marks.get(ids[0], i) != i:
                 return {}
             marks[ids[0]] = i
@@ -261,8 +261,8 @@ def tokenizer_corpus(problems: Sequence[Problem], pool: Pool, *, seed: int = 0, 
     prompt_text = [SYSTEM.format(max_steps=5, examples="(none)"), RECURSION_INSTRUCTION]
     # Pool lines, in every position a randomized pool may put them, weigh most: merges then
     # make each a token or two instead of ~8 fragments (~30 fewer prompt tokens).
-    descriptions = [pool_section([spec]).split(": ", 1)[1] for spec in pool.specs]
-    pool_lines = [f"Model {i}: {d}\n" for i in range(len(pool.specs)) for d in descriptions]
+    descriptions = [worker_description(spec) for spec in pool.specs]
+    pool_lines = [worker_line(i, d) + "\n" for i in range(len(pool.specs)) for d in descriptions]
     # The recursion prompt's lines about the earlier round (conductor.prompts.compact_round): each
     # step's number, worker and role, and the agreement line, so each is a few tokens too.
     n_workers = len(pool.specs)
