@@ -368,13 +368,16 @@ def _parse_cached(text: str, pool: int | tuple[str, ...], max_steps: int, allow_
     return Workflow(model_id=tuple(model_id), subtasks=tuple(subtasks), access_list=tuple(resolved))
 
 
-def render(workflow: Workflow) -> str:
-    """The canonical text form (each list is valid JSON and a valid Python literal)."""
+def render(workflow: Workflow, names: Sequence[str] | None = None) -> str:
+    """The canonical text form (each list is valid JSON and a valid Python literal); with the
+    offered workers' `names`, `model_id` names each step's worker instead of numbering it (`parse`
+    takes either)."""
+    model_id = list(workflow.model_id) if names is None else [names[i] for i in workflow.model_id]
     access = [a if a == ALL else list(a) for a in workflow.access_list]
     # A think tag inside a subtask would be stripped by `parse`; \u003c keeps it intact.
     subtasks = _THINK_TAG.sub(lambda m: "\\u003c" + m.group(0)[1:], json.dumps(list(workflow.subtasks), ensure_ascii=False))
     return (
-        f"model_id = {json.dumps(list(workflow.model_id))}\n"
+        f"model_id = {json.dumps(model_id)}\n"
         f"subtasks = {subtasks}\n"
         f"access_list = {json.dumps(access)}"
     )

@@ -197,16 +197,16 @@ def test_the_automaton_reads_how_many_workers_each_prompt_offers(untrained, trai
     tokenizer = load_tokenizer(path)
     automaton = DecisionAutomaton.from_config(load_causal_lm(path).config.decision_automaton)
 
-    def offered(rows) -> list[int | None]:  # noqa: ANN001
+    def offered(rows) -> list[frozenset | None]:  # noqa: ANN001
         return [automaton.offered_workers(tokenizer.apply_chat_template(
             p, add_generation_prompt=True, tokenize=True, return_dict=True)["input_ids"])
             for p in _first_round_prompts(rows, pool)]
 
     randomized = build_rows(train[:40], pool, PoolSampling(randomized=True), seed=0)
-    assert offered(randomized) == [len(r.pool_ids) for r in randomized]
+    assert offered(randomized) == [frozenset(range(len(r.pool_ids))) for r in randomized]
     assert len({len(r.pool_ids) for r in randomized}) > 2  # the rows do offer pools of several sizes
     full = build_rows(train[:4], pool, PoolSampling(), seed=0)
-    assert offered(full) == [len(r.pool_ids) for r in full] and len(full[0].pool_ids) >= 4
+    assert offered(full) == [frozenset(range(len(r.pool_ids))) for r in full] and len(full[0].pool_ids) >= 4
 
 
 def test_no_step_goes_to_a_worker_the_prompt_does_not_offer(untrained, train) -> None:
@@ -231,9 +231,60 @@ def test_worker_marks_are_each_lines_first_token_or_none() -> None:
     def whole_lines(line: str) -> list[int]:  # one token per line, as the tiny tokenizer merges them
         return [hash(line) % 10**6, 1]
 
-    marks = worker_marks(whole_lines, 3, ["a", "b"])
-    assert sorted(marks.values()) == [0, 0, 1, 1, 2, 2]
+    marks = worker_marks(whole_lines, ["a", "b", "c"])
+    assert sorted(marks.values()) == [0, 0, 0, 1, 1, 1, 2, 2, 2]
     assert marks[whole_lines("Model 2: b\n")[0]] == 2
+    named = worker_marks(whole_lines, ["a", "b", "c"], ["w-a", "w-b", "w-c"])  # the worker described, anywhere
+    assert named[whole_lines("Model 2: b\n")[0]] == named[whole_lines("Model 0: b\n")[0]] == "w-b"
     # a tokenizer whose lines all start with the same "Model " token marks nothing: masking
     # workers by it would hide offered ones
-    assert worker_marks(lambda line: [5, hash(line) % 10**6], 3, ["a", "b"]) == {}
+    assert worker_marks(lambda line: [5, hash(line) % 10**6], ["a", "b", "c"]) == {}
+
+
+@pytest.fixture(scope="module")
+def by_name(tmp_path_factory, train):
+    """An untrained tiny Conductor whose steps name their workers (as randomized-pool runs train)."""
+    from conductor.training.base_model import init_tiny_conductor
+
+    tmp = tmp_path_factory.mktemp("by-name")
+    pool = training_pool(local_profile(tmp).pool_file, train)
+    return init_tiny_conductor(tmp / "base", train, pool, seed=0, by_name=True), pool
+
+
+def test_a_model_that_names_workers_names_only_offered_ones(by_name, train) -> None:
+    """Random weights, temperature 1, random pools of two workers: every step names one of the
+    row's two offered workers (wherever the listing puts them), both are drawn, and the
+    executor's parser reads each workflow over the offered pool."""
+    from conductor.models.constrained import load_causal_lm
+    from conductor.models.tiny import load_tokenizer
+
+    path, pool = by_name
+    model, tokenizer = load_causal_lm(path), load_tokenizer(path)
+    rows = build_rows(train[:16], pool, PoolSampling(randomized=True, k_min=2, k_max=2), seed=0)
+    texts = _sample(model, tokenizer, _first_round_prompts(rows, pool), 8)
+    named = collections.Counter()
+    for text, row in zip(texts, [r for r in rows for _ in range(8)]):
+        workflow = parse(text, list(row.pool_ids), allow_empty=True, earlier_round=True)
+        assert not isinstance(workflow, ParseError), (text, row.pool_ids)
+        assert all(f'"{row.pool_ids[i]}"' in text.split("subtasks")[0] for i in workflow.model_id)
+        named.update(row.pool_ids[i] for i in workflow.model_id)
+    assert len(named) == len({w for r in rows for w in r.pool_ids})  # every worker offered somewhere is named
+
+
+def test_warm_start_completions_name_the_offered_workers_on_random_pools(by_name, train) -> None:
+    """On randomized pools the warm start's targets name each step's worker, and the named
+    grammar accepts them; on the full pool they number it, as before."""
+    from conductor.models.constrained import load_causal_lm
+    from conductor.models.tiny import load_tokenizer
+    from conductor.training.sft_data import sft_examples
+
+    path, pool = by_name
+    tokenizer = load_tokenizer(path)
+    automaton = DecisionAutomaton.from_config(load_causal_lm(path).config.decision_automaton)
+    rows = sft_examples(train[:40], pool, PoolSampling(randomized=True), copies=1)
+    for ex in rows:
+        text = ex["completion"][0]["content"]
+        assert "model_id = [\"sim-" in text or "model_id = []" in text, text
+        assert automaton.accepts(tokenizer(text, add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id])
+    numbered = sft_examples(train[:4], pool, PoolSampling(), copies=1)
+    assert all("model_id = [\"" not in ex["completion"][0]["content"] for ex in numbered)

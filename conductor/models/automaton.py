@@ -9,6 +9,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+Worker = int | str  # a worker as the grammar writes it: its number in the listing, or its id
+
 
 def contains(ids: Sequence[int], window: Sequence[int]) -> bool:
     """Whether `window` stands in `ids`, contiguously."""
@@ -28,24 +30,25 @@ class DecisionAutomaton:
     over the prompt's limit is never sampled (`allowed`).
 
     A prompt may also offer fewer workers than the grammar knows (a randomized pool, an excluded
-    worker). `worker_tokens` gives each worker token's index and `worker_marks` the prompt tokens
-    that list a worker ("Model 2: ..." lines), so that no step goes to a worker the prompt does not
-    offer. Why: such a workflow does not parse, and its reward of 0 taught GRPO to put every step
-    on "Model 0" or "Model 1" (offered in every row), whatever worker sat there (issue 35)."""
+    worker). `worker_tokens` gives the worker each worker token names (its number, or its id in a
+    grammar that names workers) and `worker_marks` the worker each listing token offers ("Model 2:
+    ..." lines), so that no step goes to a worker the prompt does not offer. Why: such a workflow
+    does not parse, and its reward of 0 taught GRPO to put every step on "Model 0" or "Model 1"
+    (offered in every row), whatever worker sat there (issue 35)."""
 
     start: int
     edges: dict[int, dict[int, int]]
     plan_steps: dict[int, int] = field(default_factory=dict)
     limit_marks: dict[int, tuple[int, ...]] = field(default_factory=dict)
-    worker_tokens: dict[int, int] = field(default_factory=dict)
-    worker_marks: dict[int, int] = field(default_factory=dict)
+    worker_tokens: dict[int, Worker] = field(default_factory=dict)
+    worker_marks: dict[int, Worker] = field(default_factory=dict)
 
     @classmethod
     def from_triples(cls, start: int, triples: Iterable[tuple[int, int, int]], *,
                      plan_steps: dict[int, int] | None = None,
                      limit_marks: dict[int, Sequence[int]] | None = None,
-                     worker_tokens: dict[int, int] | None = None,
-                     worker_marks: dict[int, int] | None = None) -> DecisionAutomaton:
+                     worker_tokens: dict[int, Worker] | None = None,
+                     worker_marks: dict[int, Worker] | None = None) -> DecisionAutomaton:
         edges: dict[int, dict[int, int]] = {}
         for state, token, nxt in triples:
             out = edges.setdefault(state, {})
@@ -71,27 +74,27 @@ class DecisionAutomaton:
         return cls.from_triples(int(value["start"]), (tuple(e) for e in value["edges"]),
                                 plan_steps={int(t): int(n) for t, n in value.get("plan_steps", [])},
                                 limit_marks={int(n): ids for n, ids in value.get("limit_marks", [])},
-                                worker_tokens={int(t): int(w) for t, w in value.get("worker_tokens", [])},
-                                worker_marks={int(t): int(w) for t, w in value.get("worker_marks", [])})
+                                worker_tokens={int(t): w for t, w in value.get("worker_tokens", [])},
+                                worker_marks={int(t): w for t, w in value.get("worker_marks", [])})
 
     def stated_limit(self, prompt_ids: Sequence[int]) -> int | None:
         """The step limit the prompt states (None: no limit mark in it)."""
         ids = list(prompt_ids)
         return next((n for n, mark in sorted(self.limit_marks.items()) if contains(ids, mark)), None)
 
-    def offered_workers(self, prompt_ids: Sequence[int]) -> int | None:
-        """How many workers the prompt offers: one past the highest index its listing marks
-        (None: no worker listed by a mark, so nothing is masked)."""
-        listed = [self.worker_marks[i] for i in set(prompt_ids) if i in self.worker_marks]
-        return max(listed) + 1 if listed else None
+    def offered_workers(self, prompt_ids: Sequence[int]) -> frozenset[Worker] | None:
+        """The workers the prompt's listing offers (None: no worker listed by a mark, so none is
+        masked)."""
+        listed = frozenset(self.worker_marks[i] for i in set(prompt_ids) if i in self.worker_marks)
+        return listed or None
 
-    def allowed(self, state: int, limit: int | None = None, workers: int | None = None) -> list[int]:
-        """The tokens that may come next in `state`; under a step limit, no plan over it; with
-        `workers` offered, no worker past them."""
+    def allowed(self, state: int, limit: int | None = None, offered: frozenset[Worker] | None = None) -> list[int]:
+        """The tokens that may come next in `state`; under a step limit, no plan over it; with the
+        `offered` workers, no step on another."""
         out = self.edges.get(state, {})
         return sorted(t for t in out
                       if (limit is None or self.plan_steps.get(t, 0) <= limit)
-                      and (workers is None or self.worker_tokens.get(t, 0) < workers))
+                      and (offered is None or t not in self.worker_tokens or self.worker_tokens[t] in offered))
 
     def walk(self, tokens: Iterable[int]) -> int | None:
         """The state after `tokens` from the start; None when they leave the automaton."""

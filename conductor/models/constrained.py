@@ -29,7 +29,7 @@ from huggingface_hub.dataclasses import strict
 from transformers import AutoConfig, AutoModelForCausalLM, LogitsProcessor, LogitsProcessorList, Qwen2Config
 from transformers import PreTrainedModel, Qwen2ForCausalLM
 
-from conductor.models.automaton import DecisionAutomaton
+from conductor.models.automaton import DecisionAutomaton, Worker
 
 MODEL_TYPE = "conductor_qwen2"
 
@@ -41,11 +41,11 @@ class AutomatonLogits(LogitsProcessor):
 
     def __init__(self, automaton: DecisionAutomaton, prompt_length: int) -> None:
         self.automaton, self.prompt_length = automaton, prompt_length
-        self._allowed: dict[tuple[int, int | None, int | None], torch.Tensor] = {}
+        self._allowed: dict[tuple, torch.Tensor] = {}
         # each row's (step limit, workers offered), read from its prompt once
-        self._limits: list[tuple[int | None, int | None]] | None = None
+        self._limits: list[tuple[int | None, frozenset[Worker] | None]] | None = None
 
-    def _allowed_ids(self, state: int, limits: tuple[int | None, int | None]) -> torch.Tensor:
+    def _allowed_ids(self, state: int, limits: tuple[int | None, frozenset[Worker] | None]) -> torch.Tensor:
         if (state, *limits) not in self._allowed:
             self._allowed[state, *limits] = torch.tensor(self.automaton.allowed(state, *limits), dtype=torch.long)
         return self._allowed[state, *limits]

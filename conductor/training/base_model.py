@@ -22,19 +22,24 @@ TINY_SHAPE = {"vocab_size": 3072, "hidden_size": 128, "num_hidden_layers": 4, "n
 
 
 def init_tiny_conductor(
-    path: str | Path, problems: Sequence[Problem], pool: Pool, *, seed: int = 0, **shape: int
+    path: str | Path, problems: Sequence[Problem], pool: Pool, *, seed: int = 0, by_name: bool = False, **shape: int
 ) -> Path:
     """Build and save the untrained tiny model; its tokenizer covers `problems` and `pool`, and it
-    samples through the decision grammar (every workflow it writes parses)."""
-    n = len(pool.specs)
+    samples through the decision grammar (every workflow it writes parses). `by_name`: its steps
+    name their workers rather than number them (`sft_data.names_workers`)."""
     return build_tiny_causal_lm(
         path, seed=seed, corpus=tokenizer_corpus(problems, pool, seed=seed), tokens_across_words=True,
-        whole_tokens=decision_tokens(n), **{**TINY_SHAPE, **shape},
-        automaton=lambda tok: conductor_automaton(tok, pool.specs),
+        whole_tokens=decision_tokens(grammar_workers(pool.specs, by_name)), **{**TINY_SHAPE, **shape},
+        automaton=lambda tok: conductor_automaton(tok, pool.specs, by_name=by_name),
     )
 
 
-def conductor_automaton(tokenizer: Any, specs: Sequence[WorkerSpec]) -> DecisionAutomaton:
+def grammar_workers(specs: Sequence[WorkerSpec], by_name: bool) -> int | list[str]:
+    """What the grammar writes for a step's worker: a number below the pool's size, or an id."""
+    return [s.id for s in specs] if by_name else len(specs)
+
+
+def conductor_automaton(tokenizer: Any, specs: Sequence[WorkerSpec], *, by_name: bool = False) -> DecisionAutomaton:
     """The decision grammar over `tokenizer`'s ids for a pool of `specs`, with the marks by which
     its prompts state their step limit (a prompt over `specs`, as the Conductor reads it) and list
     each offered worker (any of `specs` at any position, as randomized pools offer them)."""
@@ -43,7 +48,7 @@ def conductor_automaton(tokenizer: Any, specs: Sequence[WorkerSpec]) -> Decision
         return tokenizer.apply_chat_template([m.model_dump() for m in messages], add_generation_prompt=True,
                                              tokenize=True, return_dict=True)["input_ids"]
 
-    listed = worker_marks(lambda line: tokenizer(line, add_special_tokens=False)["input_ids"], len(specs),
-                          [worker_description(spec) for spec in specs])
-    return decision_automaton(tokenizer.get_vocab(), len(specs), tokenizer.eos_token_id,
+    listed = worker_marks(lambda line: tokenizer(line, add_special_tokens=False)["input_ids"],
+                          [worker_description(spec) for spec in specs], [s.id for s in specs] if by_name else None)
+    return decision_automaton(tokenizer.get_vocab(), grammar_workers(specs, by_name), tokenizer.eos_token_id,
                               limit_marks=step_limit_marks(prompt_ids), worker_marks=listed)

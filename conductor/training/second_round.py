@@ -95,17 +95,21 @@ def recursion_sft_examples(problems: Sequence[Problem], pool: Pool, sampling: Po
     fresh first round (plan, workers, wording drawn as `sft_examples` draws them) run over the
     pool, shown in the recursion prompt, and a second round drawn uniformly from the
     `RECURSION_PLANS` that fit the first round's steps (`later_round_max_steps`)."""
-    from conductor.training.sft_data import completion_text, draw_example
+    from conductor.training.sft_data import completion_text, draw_example, names_workers
 
     rng = random.Random(seed + 7919)
     plain = replace(sampling, recursion_fraction=0.0, efforts=())  # bad workers as the run offers them
+
+    def names_of(row: PromptRow) -> list[str] | None:  # the workers by name where the run names them
+        return list(row.pool_ids) if names_workers(sampling) else None
+
     rows: list[PromptRow] = []
     texts: list[str] = []
     for c in range(copies):
         for row in build_rows(problems, pool, plain, seed=seed * 1000 + 500 + c):
             plan, workflow = draw_example(row.problem, _workers(row, pool), rng)
             rows.append(row)
-            texts.append(completion_text(row.problem, workflow, plan))
+            texts.append(completion_text(row.problem, workflow, plan, names_of(row)))
     traces = asyncio.run(run_first_rounds(texts, rows, pool, examples=examples, seed=seed))
     out = []
     for row, trace in zip(rows, traces):
@@ -115,7 +119,7 @@ def recursion_sft_examples(problems: Sequence[Problem], pool: Pool, sampling: Po
         messages = second_round_messages(row.problem, offered, prior_steps(trace), max_steps=max_steps)
         out.append({
             "prompt": [m.model_dump() for m in messages],
-            "completion": [{"role": "assistant", "content": completion_text(row.problem, second, plan)}],
+            "completion": [{"role": "assistant", "content": completion_text(row.problem, second, plan, names_of(row))}],
         })
     return out
 

@@ -35,7 +35,7 @@ from dataclasses import replace
 
 from conductor.data.schema import Problem
 from conductor.effort import EFFORT_STEPS, Effort
-from conductor.models.automaton import DecisionAutomaton, contains
+from conductor.models.automaton import DecisionAutomaton, Worker, contains
 from conductor.prompts import SYSTEM, worker_description, worker_line
 from conductor.training.dataset import PoolSampling, PromptRow, build_rows, row_messages
 from conductor.training.strategies import PLANS, RECURSION_PLANS, Plan, all_phrases, draw_workflow, phrases
@@ -74,12 +74,29 @@ def task_line(problem: Problem) -> str:
     return TASK_LINES.get(problem.domain, "This is a question.")
 
 
-def completion_text(problem: Problem, workflow: Workflow, plan: Plan) -> str:
-    """The SFT target: the reasoning line (plan, then kind of task), then the lists; a plan with no
-    steps (a second round keeping the earlier answer) is its sentence and the empty lists."""
+def completion_text(problem: Problem, workflow: Workflow, plan: Plan, names: Sequence[str] | None = None) -> str:
+    """The SFT target: the reasoning line (plan, then kind of task), then the lists (each step's
+    worker by its number, or with the offered workers' `names` by name); a plan with no steps (a
+    second round keeping the earlier answer) is its sentence and the empty lists."""
     if not plan.steps:
         return _keep_token(plan)
-    return f"{plan.sentence} {task_line(problem)}\n{render(workflow)}"
+    return f"{plan.sentence} {task_line(problem)}\n{render(workflow, names)}"
+
+
+def worker_refs(workers: int | Sequence[str]) -> list[tuple[Worker, str]]:
+    """Each worker the grammar can write, and how it is written: the numbers 0..n-1 (a grammar
+    over a pool's positions), or the workers' ids, quoted (one that names them: `names_workers`)."""
+    if isinstance(workers, int):
+        return [(w, str(w)) for w in range(workers)]
+    return [(name, json.dumps(name)) for name in workers]
+
+
+def names_workers(sampling: PoolSampling) -> bool:
+    """Whether a model trained on these pools writes workers by name. On randomized pools a
+    number is a different worker on each row, and a tiny model did not learn to look it up: it
+    chose positions, whatever worker sat there (issue 35). A name is the same worker on every
+    row, so routing is a choice among name tokens; the decoder keeps it to the offered ones."""
+    return sampling.randomized
 
 
 def draw_example(problem: Problem, workers: Sequence[int], rng: random.Random, *,
@@ -109,7 +126,7 @@ def sft_examples(
         # bad workers and effort levels as the run offers them
         plain = replace(sampling, recursion_fraction=0.0)
         for row in build_rows(problems, pool, plain, seed=seed * 1000 + c):
-            out.append(example_for(row, pool, rng, examples=examples, plans=plans))
+            out.append(example_for(row, pool, rng, examples=examples, plans=plans, by_name=names_workers(sampling)))
     return out
 
 
@@ -123,25 +140,28 @@ def plans_at(effort: Effort | None, plans: Sequence[Plan]) -> Sequence[Plan]:
 
 
 def example_for(row: PromptRow, pool: Pool, rng: random.Random, *, examples: bool,
-                plans: Sequence[Plan] = PLANS) -> dict:
+                plans: Sequence[Plan] = PLANS, by_name: bool = False) -> dict:
     workers = [i for i, s in enumerate(row.offered(pool).specs) if s.provider != "conductor"]
     plan, workflow = draw_example(row.problem, workers, rng, plans=plans_at(row.effort, plans))
     messages = row_messages(row, pool, examples=examples)
+    names = list(row.pool_ids) if by_name else None
     return {
         "prompt": [m.model_dump() for m in messages],
-        "completion": [{"role": "assistant", "content": completion_text(row.problem, workflow, plan)}],
+        "completion": [{"role": "assistant", "content": completion_text(row.problem, workflow, plan, names)}],
     }
 
 
-def decision_tokens(n_workers: int) -> list[str]:
+def decision_tokens(workers: int | Sequence[str]) -> list[str]:
     """The Conductor's output vocabulary: one token per decision (see the module doc). With the
-    syntax inside them, a 5-step workflow is 21 tokens."""
+    syntax inside them, a 5-step workflow is 21 tokens. `workers`: the pool's size (steps number
+    their workers) or its worker ids (steps name them: `worker_refs`)."""
+    refs = [text for _, text in worker_refs(workers)]
     tokens = [f"{plan.sentence} " if plan.steps else _keep_token(plan) for plan in GRAMMAR_PLANS]
     for line in TASK_LINES.values():
         words, last = line.rsplit(" ", 1)
         tokens.append(f"{words} ")
-        tokens += [f"{last}\nmodel_id = [{w}" for w in range(n_workers)]
-    tokens += [f", {w}" for w in range(n_workers)]
+        tokens += [f"{last}\nmodel_id = [{w}" for w in refs]
+    tokens += [f", {w}" for w in refs]
     tokens.append(SUBTASKS_OPEN)
     for phrase in all_phrases():
         quoted = json.dumps(phrase, ensure_ascii=False)
@@ -151,9 +171,9 @@ def decision_tokens(n_workers: int) -> list[str]:
     return list(dict.fromkeys(tokens))
 
 
-def decision_automaton(vocab: dict[str, int], n_workers: int, eos_id: int,
+def decision_automaton(vocab: dict[str, int], workers: int | Sequence[str], eos_id: int,
                        limit_marks: dict[int, Sequence[int]] | None = None,
-                       worker_marks: dict[int, int] | None = None) -> DecisionAutomaton:
+                       worker_marks: dict[int, Worker] | None = None) -> DecisionAutomaton:
     """The grammar of `decision_tokens` as an automaton over token ids (`vocab`: token -> id):
     a plan; the words of a kind of task; that kind's first-worker token; one more worker per
     further step of the plan; the subtasks' opener and one wording per step, among the library's
@@ -163,9 +183,9 @@ def decision_automaton(vocab: dict[str, int], n_workers: int, eos_id: int,
     counts agree, the access lists are the plan's (so the plan sentence is always true to the
     lists), and a step's wording is one of its role's (a combine step is not worded as a plan).
     Each plan token's step count goes with it, and `limit_marks` (`step_limit_marks`), so that a
-    prompt's step limit keeps longer plans from being sampled; each worker token's index goes with
-    it too, and `worker_marks` (`worker_marks`), so that no step goes to a worker the prompt does
-    not offer."""
+    prompt's step limit keeps longer plans from being sampled; the worker each worker token writes
+    goes with it too (`workers`: numbered or named, as in `decision_tokens`), and `worker_marks`
+    (`worker_marks`), so that no step goes to a worker the prompt does not offer."""
     def tid(token: str) -> int:
         if token not in vocab:
             raise ValueError(f"decision token {token!r} is not in the tokenizer (built without decision_tokens?)")
@@ -173,7 +193,8 @@ def decision_automaton(vocab: dict[str, int], n_workers: int, eos_id: int,
 
     edges: list[tuple[int, int, int]] = []
     plan_steps: dict[int, int] = {}
-    worker_tokens = {tid(f", {w}"): w for w in range(n_workers)}
+    refs = worker_refs(workers)
+    worker_tokens: dict[int, Worker] = {tid(f", {text}"): w for w, text in refs}
     states = iter(range(1, 1 << 30))
     end = next(states)
     for plan in GRAMMAR_PLANS:
@@ -191,11 +212,11 @@ def decision_automaton(vocab: dict[str, int], n_workers: int, eos_id: int,
             words, last = line.rsplit(" ", 1)
             after_kind, state = next(states), next(states)
             edges.append((after_plan, tid(f"{words} "), after_kind))
-            edges += [(after_kind, tid(f"{last}\nmodel_id = [{w}"), state) for w in range(n_workers)]
-            worker_tokens.update({tid(f"{last}\nmodel_id = [{w}"): w for w in range(n_workers)})
+            edges += [(after_kind, tid(f"{last}\nmodel_id = [{text}"), state) for _, text in refs]
+            worker_tokens.update({tid(f"{last}\nmodel_id = [{text}"): w for w, text in refs})
             for _ in range(plan.steps - 1):
                 nxt = next(states)
-                edges += [(state, tid(f", {w}"), nxt) for w in range(n_workers)]
+                edges += [(state, tid(f", {text}"), nxt) for _, text in refs]
                 state = nxt
             nxt = next(states)
             edges.append((state, tid(SUBTASKS_OPEN), nxt))
@@ -232,20 +253,22 @@ def step_limit_marks(prompt_ids: Callable[[int], Sequence[int]],
     return marks
 
 
-def worker_marks(line_ids: Callable[[str], Sequence[int]], n_workers: int,
-                 descriptions: Sequence[str]) -> dict[int, int]:
-    """The prompt tokens that list worker i ("Model i: <description>" lines, tokenized alone by
-    `line_ids`: the tiny tokenizer's pieces end at each line break, so a line's tokens are the same
-    in a prompt), for every index and description a pool may put there: the line's first token,
-    which must carry its index. {} (no worker is masked) when one token would stand for two
-    indices (a first token "Model " alone, or "Model 1" opening "Model 10: ...")."""
-    marks: dict[int, int] = {}
-    for i in range(n_workers):
-        for desc in descriptions:
+def worker_marks(line_ids: Callable[[str], Sequence[int]], descriptions: Sequence[str],
+                 names: Sequence[str] | None = None) -> dict[int, Worker]:
+    """The prompt tokens that offer each worker: the first token of each "Model i: <description>"
+    line (tokenized alone by `line_ids`: the tiny tokenizer's pieces end at each line break, so a
+    line's tokens are the same in a prompt), for every position and description a pool may put
+    there. Each offers worker i (numbered), or with `names` (the descriptions' workers) the worker
+    it describes. {} (no worker is masked) when one token would stand for two workers (a first
+    token "Model " alone, or "Model 1" opening "Model 10: ...")."""
+    marks: dict[int, Worker] = {}
+    for i in range(len(descriptions)):
+        for j, desc in enumerate(descriptions):
             ids = list(line_ids(worker_line(i, desc) + "\n"))
-            if not ids or marks.get(ids[0], i) != i:
+            worker = i if names is None else names[j]
+            if not ids or marks.get(ids[0], worker) != worker:
                 return {}
-            marks[ids[0]] = i
+            marks[ids[0]] = worker
     return marks
 
 

@@ -16,7 +16,7 @@ from conductor.training.dataset import PoolSampling, training_pool
 from conductor.training.second_round import recursion_sft_examples
 from conductor.training.sft import warm_start
 from conductor.training.problems import take_per_domain
-from conductor.training.sft_data import sft_examples
+from conductor.training.sft_data import names_workers, sft_examples
 from conductor.training.strategies import PLANS
 from conductor.models.prompt_format import write_prompt_format
 
@@ -45,10 +45,11 @@ def warm_started_tiny(
     pool = training_pool(config.pool_file, train_problems)
     # The tokenizer reads every training question (cheap): more of its merges become question
     # words, so the question is fewer, more meaningful tokens and the task type is easier to learn.
-    base = init_tiny_conductor(out / "base", all_train, pool, seed=config.seed, **shape)
     # SFT offers the pools GRPO will: the full pool (workers uniform over it, so the SFT policy
-    # starts with maximal entropy over workers), or random subsets for a randomized-pools run.
+    # starts with maximal entropy over workers), or random subsets for a randomized-pools run
+    # (whose steps name their workers: sft_data.names_workers).
     sampling = warm_sampling(config)
+    base = init_tiny_conductor(out / "base", all_train, pool, seed=config.seed, by_name=names_workers(sampling), **shape)
     examples = sft_examples(train_problems, pool, sampling, copies=copies, seed=config.seed, examples=config.few_shot_examples)
     if config.sft_recursion_copies > 0:  # second rounds, after the warm start's own first rounds run over the pool
         examples += recursion_sft_examples(train_problems, pool, sampling, copies=config.sft_recursion_copies,
