@@ -76,6 +76,14 @@ def series(rows: Sequence[dict | None], key: str) -> str:
                       for r in rows)
 
 
+def injected_share(row: dict) -> str:
+    """The injector's share of final answers where it took part, or that no workflow called it
+    (then there is no share: 0 of 0 is not 0 %)."""
+    if not row["injector_took_part"]:
+        return "never, as no workflow called it"
+    return f"{100 * row['injected_final']:.1f} % of the {row['injector_took_part']} questions it took part in"
+
+
 def trained_lines(methods: dict[str, dict[str, dict]]) -> list[str]:
     """The bars, for each trained Conductor family (with / without bad workers)."""
     lines = []
@@ -85,12 +93,11 @@ def trained_lines(methods: dict[str, dict[str, dict]]) -> list[str]:
             lines.append(f"Trained {family} bad workers: no seed measured here.")
             continue
         met = [m for m, c in seeds.items() if kinds_within(c)[0] >= KINDS_NEEDED]
-        injected = [f"{100 * c['injector']['injected_final']:.1f} % of {c['injector']['injector_took_part']}"
-                    for c in seeds.values() if c.get("injector", {}).get("injected_final") is not None]
+        injected = [injected_share(c["injector"]) for c in seeds.values() if "injector" in c]
         lines.append(f"Trained {family} bad workers: loses <= {100 * MAX_DROP:.0f} points in >= {KINDS_NEEDED} of "
                      f"{len(KINDS)} kinds in {len(met)} of {len(seeds)} seeds run (the bar: >= 2 of 3 seeds; "
                      f"{3 - len(seeds)} not run). With the injector taking part, its final answer is the injected "
-                     f"(wrong) one on {', '.join(injected) or 'no'} questions (the bar: <= {100 * MAX_INJECTED:.0f} %).")
+                     f"(wrong) one: {', '.join(injected) or 'not measured'} (the bar: <= {100 * MAX_INJECTED:.0f} %).")
     return lines
 
 
