@@ -45,9 +45,10 @@ def kinds_within(by_condition: dict[str, dict]) -> tuple[int, int]:
 
 
 def methods_of(results: dict[str, dict]) -> dict[str, dict[str, dict]]:
-    """method -> condition -> row; baselines first (in the order measured), trained Conductors last."""
+    """method -> condition -> row; baselines first (in the order measured), trained Conductors last,
+    by family and seed (in the order their names sort)."""
     out: dict[str, dict[str, dict]] = {}
-    for row in sorted(results.values(), key=lambda r: bool(r.get("trained"))):
+    for row in sorted(results.values(), key=lambda r: (bool(r.get("trained")), r["method"] if r.get("trained") else "")):
         out.setdefault(row["method"], {})[row["condition"]] = row
     return out
 
@@ -80,7 +81,7 @@ def injected_share(row: dict) -> str:
     """The injector's share of final answers where it took part, or that no workflow called it
     (then there is no share: 0 of 0 is not 0 %)."""
     if not row["injector_took_part"]:
-        return "never, as no workflow called it"
+        return "never (no workflow called it)"
     return f"{100 * row['injected_final']:.1f} % of the {row['injector_took_part']} questions it took part in"
 
 
@@ -93,11 +94,11 @@ def trained_lines(methods: dict[str, dict[str, dict]]) -> list[str]:
             lines.append(f"Trained {family} bad workers: no seed measured here.")
             continue
         met = [m for m, c in seeds.items() if kinds_within(c)[0] >= KINDS_NEEDED]
-        injected = [injected_share(c["injector"]) for c in seeds.values() if "injector" in c]
+        injected = [f"{m.rsplit(', ', 1)[-1]} {injected_share(c['injector'])}" for m, c in seeds.items() if "injector" in c]
         lines.append(f"Trained {family} bad workers: loses <= {100 * MAX_DROP:.0f} points in >= {KINDS_NEEDED} of "
                      f"{len(KINDS)} kinds in {len(met)} of {len(seeds)} seeds run (the bar: >= 2 of 3 seeds; "
                      f"{3 - len(seeds)} not run). With the injector taking part, its final answer is the injected "
-                     f"(wrong) one: {', '.join(injected) or 'not measured'} (the bar: <= {100 * MAX_INJECTED:.0f} %).")
+                     f"(wrong) one: {'; '.join(injected) or 'not measured'} (the bar: <= {100 * MAX_INJECTED:.0f} %).")
     return lines
 
 

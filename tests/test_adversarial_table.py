@@ -49,7 +49,7 @@ def test_the_trained_conductors_bars() -> None:
     text = report(results())
     # 4 kinds lose 1 point, the injector 5: 4 of 5 within, so the seed meets the kinds bar
     assert "Trained with bad workers: loses <= 2 points in >= 4 of 5 kinds in 1 of 1 seeds run" in text
-    assert "injected (wrong) one: 2.0 % of the 50 questions it took part in (the bar: <= 1 %)" in text
+    assert "injected (wrong) one: seed 0 2.0 % of the 50 questions it took part in (the bar: <= 1 %)" in text
     assert "Trained without bad workers: no seed measured here." in text
 
 
@@ -59,7 +59,7 @@ def test_an_injector_no_workflow_called_has_no_share() -> None:
     rows["Conductor trained with bad workers, seed 0 | injector"].update(
         bad_chosen=0.0, around={"avoided": 500}, injector_took_part=0, injected_final=None)
     text = report(rows)
-    assert "injected (wrong) one: never, as no workflow called it (the bar" in text
+    assert "injected (wrong) one: seed 0 never (no workflow called it) (the bar" in text
 
 
 def trace_of(workers: list[str], reads: list[list[int]], answer: str | None = None, *, correct: bool = False):  # noqa: ANN201
