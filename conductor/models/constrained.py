@@ -36,8 +36,9 @@ MODEL_TYPE = "conductor_qwen2"
 
 class AutomatonLogits(LogitsProcessor):
     """Masks every token the automaton does not allow next, any plan over the step limit the
-    row's prompt states, and any worker past those its prompt offers. The completion starts at `prompt_length` (generation's inputs are
-    left-padded to one length); a row in a final state, or off the automaton, is left as it is."""
+    row's prompt states, and any worker its prompt does not offer. The completion starts at
+    `prompt_length` (generation's inputs are left-padded to one length); a row in a final state,
+    or off the automaton, is left as it is."""
 
     def __init__(self, automaton: DecisionAutomaton, prompt_length: int) -> None:
         self.automaton, self.prompt_length = automaton, prompt_length

@@ -11,7 +11,8 @@ from conductor.data.schema import Problem
 from conductor.models.automaton import DecisionAutomaton
 from conductor.models.tiny import build_tiny_causal_lm
 from conductor.prompts import conductor_messages, worker_description
-from conductor.training.sft_data import decision_automaton, decision_tokens, step_limit_marks, tokenizer_corpus, worker_marks
+from conductor.training.sft_data import (decision_automaton, decision_tokens, step_limit_marks, tokenizer_corpus,
+                                         worker_marks)
 from conductor.types import WorkerSpec
 from conductor.workers.pool import Pool
 
