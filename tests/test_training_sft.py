@@ -143,6 +143,23 @@ def test_every_decision_is_one_token_of_its_own(tmp_path, train) -> None:
         assert len(tokenizer(f", {quoted}", add_special_tokens=False)["input_ids"]) == 1
 
 
+def test_the_tiny_tokenizer_reads_a_question_whatever_its_case(tmp_path, train) -> None:
+    """A question typed in lower case is the same tokens as the bank's capitalised wording (users
+    type "find lcm(30, 24)", the bank says "Find lcm(30, 24)."), while what the Conductor writes
+    keeps its case: its decisions are matched on the raw text."""
+    from conductor.models.tiny import load_tokenizer
+    from conductor.training.base_model import init_tiny_conductor
+
+    pool = training_pool(local_profile(tmp_path).pool_file, train)
+    tokenizer = load_tokenizer(init_tiny_conductor(tmp_path / "base", train, pool, seed=0))
+    for problem in train[:40]:
+        question = problem.task_text
+        assert question != question.lower()
+        assert tokenizer(question)["input_ids"] == tokenizer(question.lower())["input_ids"]
+    text = f"One attempt. {TASK_LINES['math']}\nmodel_id = [0]\n"
+    assert tokenizer.decode(tokenizer(text, add_special_tokens=False)["input_ids"]) == text
+
+
 def test_the_first_worker_is_a_token_per_kind_of_task(tmp_path, train) -> None:
     """The words that say the kind of task are one token per kind whatever the worker, and the
     kind's last word with the list opener and the first worker is one token per (kind, worker):

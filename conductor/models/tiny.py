@@ -41,11 +41,16 @@ LINE_SPLIT = r"\n(?!model_id = \[)"
 
 
 def _train_tokenizer(corpus: Iterable[str], vocab_size: int, *, across_words: bool = False,
-                     whole: Iterable[str] = ()):  # -> PreTrainedTokenizerFast
-    from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
+                     whole: Iterable[str] = (), fold_case: bool = False):  # -> PreTrainedTokenizerFast
+    from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
     tok = Tokenizer(models.BPE())
+    if fold_case:
+        # The model reads text case-folded: "Find x" and "find x" are the same tokens. The `whole`
+        # tokens below are matched on the raw text (normalized=False), so what it writes keeps
+        # its case.
+        tok.normalizer = normalizers.Lowercase()
     if across_words:
         # Merges may span words (not lines): a fixed sentence the corpus repeats (the system
         # prompt, a pool description) becomes a few tokens. The Conductor's own decisions are not
@@ -109,6 +114,7 @@ def build_tiny_causal_lm(
     corpus: Iterable[str] | None = None,
     intermediate_size: int | None = None,
     tokens_across_words: bool = False,
+    fold_case: bool = False,
     whole_tokens: Iterable[str] = (),
     automaton: Callable[[Any], DecisionAutomaton] | None = None,
 ) -> Path:
@@ -125,7 +131,7 @@ def build_tiny_causal_lm(
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)
     tokenizer = _train_tokenizer(corpus or _DEFAULT_CORPUS, vocab_size, across_words=tokens_across_words,
-                                 whole=whole_tokens)
+                                 whole=whole_tokens, fold_case=fold_case)
     if automaton is not None:
         from conductor.models.constrained import ConductorQwen2Config, ConductorQwen2ForCausalLM
 

@@ -29,7 +29,7 @@ def init_tiny_conductor(
     samples through the decision grammar (every workflow it writes parses). `by_name`: its steps
     name their workers rather than number them (`sft_data.names_workers`)."""
     return build_tiny_causal_lm(
-        path, seed=seed, corpus=tokenizer_corpus(problems, pool, seed=seed), tokens_across_words=True,
+        path, seed=seed, corpus=tokenizer_corpus(problems, pool, seed=seed), tokens_across_words=True, fold_case=True,
         whole_tokens=decision_tokens(grammar_workers(pool.specs, by_name)), **{**TINY_SHAPE, **shape},
         automaton=lambda tok: conductor_automaton(tok, pool.specs, by_name=by_name),
     )
