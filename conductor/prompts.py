@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from conductor.answers import final_answer
 from conductor.effort import EFFORT_LINES, Effort, effort_line
+from conductor.kind_reader import KIND_LINES, kind_line
 from conductor.task_cues import CUE_LINES, cue_line
 from conductor.types import Message, WorkerSpec
 from conductor.workflow import DEFAULT_MAX_STEPS, Workflow, later_round_max_steps, render
@@ -144,17 +145,21 @@ def conductor_messages(
     # of task is the Conductor's first decision, and the format survives how a user words it.
     if (line := cue_line(question)) is not None:
         user += f"\n\n{line}"
+    # What kind of task its characters read as (conductor/kind_reader.py): a guess the Conductor
+    # may follow or not, sturdier against a user's wording than the tiny model's own reading.
+    if (line := kind_line(question)) is not None:
+        user += f"\n\n{line}"
     return [Message(role="system", content=system), Message(role="user", content=user)]
 
 
 TASK_LINE = "\n\nTask:\n"
 # The lines `conductor_messages` may add after the task: not part of it
-_AFTER_TASK = frozenset(EFFORT_LINES.values()) | frozenset(CUE_LINES.values())
+_AFTER_TASK = frozenset(EFFORT_LINES.values()) | frozenset(CUE_LINES.values()) | frozenset(KIND_LINES.values())
 
 
 def prompt_task(content: str) -> str:
     """The task text of a Conductor prompt's user message (inverse of `conductor_messages`): what
-    follows its `Task:` line, less the effort and format lines written after it. A text that is
+    follows its `Task:` line, less the effort, format and kind lines written after it. A text that is
     not such a message is returned whole."""
     _, sep, task = content.partition(TASK_LINE)
     if not sep:

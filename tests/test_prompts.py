@@ -12,6 +12,7 @@ from conductor.prompts import (
     step_message,
 )
 from conductor.types import WorkerSpec
+from conductor.kind_reader import kind_line
 from conductor.workflow import Workflow, parse, render
 
 SPECS = [
@@ -27,7 +28,7 @@ def test_conductor_prompt_states_format_pool_examples_and_question():
     for label in ("model_id", "subtasks", "access_list", "At most 4 steps"):
         assert label in system.content
     assert "Model 0: Great at algebra.\nModel 1: Writes code.\nModel 2: the Conductor itself" in user.content
-    assert user.content.endswith("Task:\nWhat is 2+2?")
+    assert user.content.endswith(f"Task:\nWhat is 2+2?\n\n{kind_line('What is 2+2?')}")
     assert len(EXAMPLES) == 4
     for _, _, wf in EXAMPLES:
         assert render(wf) in system.content

@@ -6,6 +6,7 @@ import collections
 
 import pytest
 
+from conductor.kind_reader import kind_line
 from conductor.prompts import conductor_messages
 from conductor.task_cues import CUE_LINES, FormatCue, cue_line, format_cue
 from conductor.training.problems import heldout_problems
@@ -37,7 +38,8 @@ def test_typed_question_gets_its_cue_line_in_the_prompt(text, cue):
     if cue is None:
         assert "Format:" not in user.content
     else:
-        assert user.content.endswith(f"Task:\n{text}\n\n{CUE_LINES[cue]}")
+        # then the kind reader's line (tests/test_kind_reader.py)
+        assert user.content.endswith(f"Task:\n{text}\n\n{CUE_LINES[cue]}\n\n{kind_line(text)}")
 
 
 def test_cue_line_comes_after_the_task_and_the_effort_line():
@@ -45,7 +47,7 @@ def test_cue_line_comes_after_the_task_and_the_effort_line():
 
     text = "quick one:\n\nA) yes\nB) no"
     _, user = conductor_messages(text, SPECS, examples=False, effort=Effort.LOW)
-    assert user.content.endswith(f"{effort_line(Effort.LOW)}\n\n{cue_line(text)}")
+    assert user.content.endswith(f"{effort_line(Effort.LOW)}\n\n{cue_line(text)}\n\n{kind_line(text)}")
 
 
 def test_cues_on_the_held_out_split_never_name_another_domain():

@@ -23,9 +23,10 @@ def test_workers_and_conductor_see_the_options():
     pool = training_pool(DEFAULT_POOL_FILE, [CHOICE])
     row = build_rows([CHOICE], pool, PoolSampling())[0]
     user = row_messages(row, pool, examples=False)[-1].content
-    # the task with its options, then the format cue the options give (conductor/task_cues.py)
+    # the task with its options, then the format cue the options give (conductor/task_cues.py),
+    # then the kind its characters read as (conductor/kind_reader.py)
     assert user.endswith("Task:\nName the official currency of China.\n\nA) Yen\nB) Renminbi\nC) Won\nD) Baht"
-                         "\n\nFormat: lettered options; the answer is one letter.")
+                         "\n\nFormat: lettered options; the answer is one letter.\n\nReads as: multiple choice.")
 
 
 def test_simulated_bank_finds_a_problem_by_what_a_worker_sees():

@@ -277,11 +277,12 @@ def tokenizer_corpus(problems: Sequence[Problem], pool: Pool, *, seed: int = 0, 
     and rendered workflows of every plan. The fixed texts are repeated so that, with merges across
     words, each of their lines becomes a few tokens (prompts ~4x shorter, steps ~4x faster). The
     completions themselves are `decision_tokens`, added to the vocabulary whole."""
+    from conductor.kind_reader import KIND_LINES
     from conductor.prompts import RECURSION_INSTRUCTION
 
     # The system prompt comes first in merge priority (4x the repeats): it is most of every
     # prompt. Questions stay sub-word.
-    prompt_text = [SYSTEM.format(max_steps=5, examples="(none)"), RECURSION_INSTRUCTION]
+    prompt_text = [SYSTEM.format(max_steps=5, examples="(none)"), RECURSION_INSTRUCTION, *KIND_LINES.values()]
     # Pool lines, in every position a randomized pool may put them, weigh most: merges then
     # make each a token or two instead of ~8 fragments (~30 fewer prompt tokens).
     descriptions = [worker_description(spec) for spec in pool.specs]
