@@ -107,8 +107,7 @@ def table(runs: list[dict], same: float) -> str:
     # not on the wording, so only problems given another workflow can differ.
     a, b = runs[0]["correct"], runs[1]["correct"]
     diffs = [float(y) - float(x) for x, y in zip(a, b)]
-    mean = sum(diffs) / len(diffs)
-    se = (sum((d - mean) ** 2 for d in diffs) / (len(diffs) - 1) / len(diffs)) ** 0.5
+    mean, se = paired_gap(a, b)
     text = "\n".join(lines) + (f"\n\nheld-out minus bank phrasings: {mean:+.3f} (paired standard error {se:.3f}; "
                                f"{sum(d < 0 for d in diffs)} problems lost, {sum(d > 0 for d in diffs)} gained)"
                                f"\nsame workflow written for both wordings: {same:.3f} of problems\n")
@@ -124,16 +123,29 @@ def table(runs: list[dict], same: float) -> str:
 DOMAINS = ("choice", "code", "freeform", "math")
 
 
+def paired_gap(bank: list[bool], typed: list[bool]) -> tuple[float, float]:
+    """Typed minus bank accuracy over the same problems, and its paired standard error."""
+    diffs = [float(y) - float(x) for x, y in zip(bank, typed)]
+    mean = sum(diffs) / len(diffs)
+    return mean, (sum((d - mean) ** 2 for d in diffs) / (len(diffs) - 1) / len(diffs)) ** 0.5
+
+
 def kind_table(labelled: list[tuple[str, dict]]) -> str:
     """Per run (a phrasings.json) and wording: the kind line stated rightly per domain, and the
     accuracy, so the kind line's bar (>= 98 % typed, every domain) and the accuracy bar (typed
     within 1 point of the bank's) read off one row pair."""
-    lines = ["| run | phrasings | n | accuracy | " + " | ".join(f"kind line {d}" for d in DOMAINS) + " |",
-             "|---|---|---|---|" + "---|" * len(DOMAINS)]
+    lines = ["| run | phrasings | n | accuracy | typed - bank (paired s.e.) | "
+             + " | ".join(f"kind line {d}" for d in DOMAINS) + " |",
+             "|---|---|---|---|---|" + "---|" * len(DOMAINS)]
     for label, data in labelled:
+        by = {r["phrasings"]: r for r in data["runs"]}
         for r in data["runs"]:
             kinds = r["kind_stated_rightly"]
-            lines.append(f"| {label} | {r['phrasings']} | {r['n']} | {r['accuracy']:.3f} | "
+            gap = ""
+            if r["phrasings"] == "heldout" and "bank" in by:
+                mean, se = paired_gap(by["bank"]["correct"], r["correct"])
+                gap = f"{100 * mean:+.1f} pts ({100 * se:.1f})"
+            lines.append(f"| {label} | {r['phrasings']} | {r['n']} | {r['accuracy']:.3f} | {gap} | "
                          + " | ".join(f"{100 * kinds[d]:.1f} %" if d in kinds else "-" for d in DOMAINS) + " |")
     return "\n".join(lines) + "\n"
 

@@ -7,6 +7,7 @@ import asyncio
 
 import pytest
 
+from conductor.kind_reader import kind_line
 from conductor.config import ExecutionConfig
 from conductor.data.schema import Problem
 from conductor.executor import RunOptions, plan_and_run, run_plan
@@ -181,7 +182,7 @@ async def test_model_planner_on_a_tiny_model_turns_garbage_into_a_parse_failure(
     assert trace.parse_status not in ("ok", "planner_error"), trace.parse_error
     assert trace.conductor_call.usage.output_tokens > 0 and trace.conductor_call.usage.cost_usd == 0.0
     assert trace.conductor_output == trace.conductor_call.output and not w.seen
-    assert trace.conductor_prompt[-1].content.endswith(TASK.question)
+    assert trace.conductor_prompt[-1].content.endswith(f"{TASK.question}\n\n{kind_line(TASK.question)}")
 
 
 def test_a_method_is_named_by_planner_and_pool_and_says_when_it_is_simulated(tmp_path):

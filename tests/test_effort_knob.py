@@ -10,6 +10,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
+from conductor.kind_reader import kind_line
 from conductor.cli import app
 from conductor.data.bank import sample_problems
 from conductor.effort import EFFORT_LINES, Effort
@@ -53,7 +54,7 @@ def test_ask_states_the_effort_in_a_trained_conductors_prompt(tiny_model):
                                  "--effort", "high", "--json"])
     assert result.exit_code == 0, result.output
     user = json.loads(result.stdout)["conductor_prompt"][-1]["content"]
-    assert user.endswith(EFFORT_LINES[Effort.HIGH])
+    assert user.endswith(f"{EFFORT_LINES[Effort.HIGH]}\n\n{kind_line(question)}")  # then the kind reader's line
 
 
 def test_an_effort_method_is_its_own_row_and_states_the_level():
@@ -99,4 +100,5 @@ def test_a_model_trained_with_effort_rows_is_told_its_default_level_when_none_is
     for args, level in (([], Effort.MEDIUM), (["--effort", "low"], Effort.LOW)):
         result = runner.invoke(app, ["ask", question, "--pool", POOL, "--conductor", str(model), *args, "--json"])
         assert result.exit_code == 0, result.output
-        assert json.loads(result.stdout)["conductor_prompt"][-1]["content"].endswith(EFFORT_LINES[level])
+        user = json.loads(result.stdout)["conductor_prompt"][-1]["content"]
+        assert user.endswith(f"{EFFORT_LINES[level]}\n\n{kind_line(question)}")

@@ -73,7 +73,9 @@ def interrupt_while_answering(proc: subprocess.Popen, *, group: bool = False,
     reader.start()
     try:
         assert answering.wait(timeout=400), "".join(lines)[-3000:]
-        threading.Event().wait(5)
+        # ~25 s of answering: 10 s in, questions have finished (the first prompt also fits the
+        # kind reader, ~1-3 s on a loaded machine) and most are still to come
+        threading.Event().wait(10)
         interrupted_at.append(len(lines))
         send(sig)
         proc.wait(timeout=300)

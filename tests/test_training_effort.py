@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from conductor.kind_reader import kind_line
 from conductor.data.schema import Problem
 from conductor.effort import DEFAULT_CALL_RATES, EFFORT_LINES, Effort
 from conductor.training.config import effort_rates, local_profile
@@ -38,7 +39,8 @@ def test_rows_draw_a_level_their_prompt_states_over_the_same_pools(pool):
     assert {r.effort for r in rows} == set(Effort) and {r.effort for r in plain} == {None}
     data = to_dataset(rows, pool, examples=False)
     for row, prompt, level in zip(rows, data["prompt"], data["effort"]):
-        assert level == row.effort and prompt[-1]["content"].endswith(EFFORT_LINES[row.effort])
+        assert level == row.effort
+        assert prompt[-1]["content"].endswith(f"{EFFORT_LINES[row.effort]}\n\n{kind_line(row.problem.task_text)}")
     assert not any(line in p[-1]["content"] for p in to_dataset(plain, pool, examples=False)["prompt"]
                    for line in EFFORT_LINES.values())
 
