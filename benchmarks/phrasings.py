@@ -33,6 +33,7 @@ quiet_environment()
 
 from benchmarks.learning import POOLS, shape_figures  # noqa: E402
 from benchmarks.report import cpu_s, write_section  # noqa: E402
+from conductor.evaluation.stats import mean_se  # noqa: E402
 from conductor.training.compare import Baselines  # noqa: E402
 from conductor.training.dataset import PoolSampling, build_rows, row_messages, training_pool  # noqa: E402
 from conductor.training.evaluate import generate_workflows, score_texts  # noqa: E402
@@ -125,9 +126,8 @@ DOMAINS = ("choice", "code", "freeform", "math")
 
 def paired_gap(bank: list[bool], typed: list[bool]) -> tuple[float, float]:
     """Typed minus bank accuracy over the same problems, and its paired standard error."""
-    diffs = [float(y) - float(x) for x, y in zip(bank, typed)]
-    mean = sum(diffs) / len(diffs)
-    return mean, (sum((d - mean) ** 2 for d in diffs) / (len(diffs) - 1) / len(diffs)) ** 0.5
+    gap = mean_se([float(y) - float(x) for x, y in zip(bank, typed)])
+    return gap.mean, gap.se
 
 
 def kind_table(labelled: list[tuple[str, dict]]) -> str:

@@ -9,8 +9,8 @@ for 17-56 % of questions (docs/benchmarks.md, "The kind line"). Character n-gram
 pieces however a question is cased, ordered or introduced: fitted on the bank's own wording of its
 training split alone, this reader names the kind of every typed held-out question rightly.
 
-What it is fitted on: the synthetic bank's training split (`split_bank(generate_bank())[0]`, its
-own wording), never its held-out split and never the typed style; the labels are the problems' domains,
+What it is fitted on: the synthetic bank's training split (`cached_bank_split()[0]`, its own
+wording), never its held-out split and never the typed style; the labels are the problems' domains,
 the same labels the warm start's reasoning lines are written from. Never the simulator's scoring.
 It is fitted once a process (under a second) and is deterministic. Its guess is a line in the
 prompt, not a decision: the Conductor writes the kind line itself and may disagree.
@@ -36,9 +36,9 @@ def _reader() -> Any:
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
 
-    from conductor.data.synthetic import generate_bank, split_bank
+    from conductor.data.synthetic import cached_bank_split
 
-    train, _ = split_bank(generate_bank())  # the training split; the held-out one never
+    train, _ = cached_bank_split()  # the training split (the held-out one never), shared with training's
     # char_wb: n-grams within words (padded by spaces), so a word reads the same whatever stands
     # around it; lowercase, so case says nothing. Word n-grams read typed freeform at 71 %.
     reader = make_pipeline(TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 4), lowercase=True, sublinear_tf=True),

@@ -10,10 +10,10 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
 from conductor.data.loaders import load_source
 from conductor.data.schema import Problem
+from conductor.data.synthetic import cached_bank_split
 from conductor.data.sources import EVAL_SOURCES, TRAIN_SOURCES
 
 
@@ -25,14 +25,6 @@ class ProblemSplits:
     train: list[Problem]
     validation: list[Problem]
     test: list[Problem]
-
-
-@lru_cache(maxsize=8)
-def _bank(n: int, seed: int, phrasing: str = "bank") -> tuple[tuple[Problem, ...], tuple[Problem, ...]]:
-    from conductor.data.synthetic import generate_bank, split_bank
-
-    train, heldout = split_bank(generate_bank(n=n, seed=seed, phrasing=phrasing))
-    return tuple(train), tuple(heldout)
 
 
 # Which wording the held-out problems are asked in: the bank's own, or the held-out style (a
@@ -47,7 +39,7 @@ def heldout_problems(phrasings: str = "bank", *, n: int = 2400, seed: int = 0) -
 
     if phrasings not in PHRASINGS:
         raise ValueError(f"phrasings must be one of {', '.join(PHRASINGS)}, not {phrasings!r}")
-    return list(_bank(n, seed, DEFAULT_STYLE if phrasings == "bank" else HELDOUT_STYLE)[1])
+    return list(cached_bank_split(n, seed, DEFAULT_STYLE if phrasings == "bank" else HELDOUT_STYLE)[1])
 
 
 def training_phrasings(problems: Sequence[Problem], styles: Sequence[str], *, n: int = 2400,
@@ -60,7 +52,8 @@ def training_phrasings(problems: Sequence[Problem], styles: Sequence[str], *, n:
         raise ValueError(f"{HELDOUT_STYLE!r} is the held-out style: nothing trains on it")
     for name in styles:
         style(name)
-    by_style = {name: {p.id: p for part in _bank(n, seed, name) for p in part} for name in styles}
+    by_style = {name: {p.id: p for part in cached_bank_split(n, seed, name) for p in part}
+                for name in styles}
     out: list[Problem] = []
     for p in problems:
         name = styles[int(hashlib.sha256(f"phrasing:{p.id}".encode()).hexdigest()[:8], 16) % len(styles)]
@@ -71,7 +64,7 @@ def training_phrasings(problems: Sequence[Problem], styles: Sequence[str], *, n:
 def bank_splits(*, n: int = 2400, seed: int = 0, validation: int = 48, split_seed: int = 0) -> ProblemSplits:
     """The bank's train split minus `validation` problems (stratified by domain) for early
     stopping; its held-out split as the test set. The same arguments always give the same sets."""
-    train, heldout = _bank(n, seed)
+    train, heldout = cached_bank_split(n, seed)
     fraction = validation / max(1, len(train))
     rest, val = split_problems(train, fraction, seed=split_seed)
     return ProblemSplits(train=rest, validation=val, test=list(heldout))

@@ -6,6 +6,7 @@ from conductor.data.synthetic.generate import (
     DEFAULT_N,
     DEFAULT_SEED,
     HELDOUT_PERCENT,
+    cached_bank_split,
     generate_bank,
     generate_domain,
     source_name,
@@ -13,4 +14,5 @@ from conductor.data.synthetic.generate import (
     split_of,
 )
 
-__all__ = ["DEFAULT_N", "DEFAULT_SEED", "HELDOUT_PERCENT", "generate_bank", "generate_domain", "source_name", "split_bank", "split_of"]
+__all__ = ["DEFAULT_N", "DEFAULT_SEED", "HELDOUT_PERCENT", "cached_bank_split", "generate_bank", "generate_domain",
+           "source_name", "split_bank", "split_of"]

@@ -8,6 +8,8 @@ of its id: the same problem lands in the same split whatever bank it came from.
 
 from __future__ import annotations
 
+import functools
+
 import hashlib
 import random
 from collections.abc import Callable, Iterable
@@ -143,6 +145,15 @@ def generate_bank(n: int = DEFAULT_N, seed: int = DEFAULT_SEED, phrasing: str = 
     if n < 0:
         raise ValueError(f"n must be >= 0, got {n}")
     return [p for domain, count in _per_domain(n).items() for p in generate_domain(domain, count, seed, phrasing)]
+
+
+@functools.lru_cache(maxsize=8)
+def cached_bank_split(n: int = DEFAULT_N, seed: int = DEFAULT_SEED,
+               phrasing: str = DEFAULT_STYLE) -> tuple[tuple[Problem, ...], tuple[Problem, ...]]:
+    """`split_bank(generate_bank(n, seed, phrasing))`, generated once a process (~0.7 s) for every
+    reader of it (training's splits, the kind reader). Tuples: callers share it, so they copy."""
+    train, heldout = split_bank(generate_bank(n=n, seed=seed, phrasing=phrasing))
+    return tuple(train), tuple(heldout)
 
 
 def split_bank(problems: Iterable[Problem]) -> tuple[list[Problem], list[Problem]]:
