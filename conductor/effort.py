@@ -35,20 +35,36 @@ EFFORT_LINES: dict[Effort, str] = {
 # the oracle worker's one attempt scores 0.724, a self-check 0.773 (+4.9 for one more call), 3 or
 # 4 attempts + an aggregator 0.804 / 0.809 (+1.6 a call over the check). So: low (0.04: 8 points
 # a call) pays for nothing past one call; medium (0.01: 2 points a call) for the check and not the
-# ensembles; high (0) for any gain. Every rate stays under 0.5 / (the most calls a rollout makes),
-# so a parsed workflow always earns more than an unparsed one (0), whatever it spends
+# ensembles (which its budget, `EFFORT_MAX_STEPS`, leaves out too); high (0) for any gain. Every
+# rate stays under 0.5 / (the most calls a rollout makes), so a parsed workflow always earns more
+# than an unparsed one (0), whatever it spends
 # (conductor/training/config.py `effort_rates` checks).
 DEFAULT_CALL_RATES: dict[Effort, float] = {Effort.LOW: 0.04, Effort.MEDIUM: 0.01, Effort.HIGH: 0.0}
 
 
+# The steps a first round may run at each level: a budget in worker calls the prompt states ("At
+# most 1 steps."), the decoder keeps within (the automaton's step-limit marks, as for a later
+# round) and the executor's parser holds every planner to (`step_budget`). Why a budget and not
+# the rate alone: charged at its rate but free to write any plan, a model trained with effort rows
+# wrote one step at medium as at low (seed 2) and five at high for less than its medium's accuracy
+# (seed 1) (docs/benchmarks.md, test-time scaling). None: the run's own limit (max_steps).
+EFFORT_MAX_STEPS: dict[Effort, int | None] = {Effort.LOW: 1, Effort.MEDIUM: 2, Effort.HIGH: None}
+
+
+def step_budget(effort: Effort | None, max_steps: int) -> int:
+    """The most steps a first round may run at `effort` under a run limit of `max_steps`."""
+    cap = None if effort is None else EFFORT_MAX_STEPS[Effort(effort)]
+    return max_steps if cap is None else min(max_steps, cap)
+
+
 # How many steps the warm start's plans have at each level (the SFT prior, conductor/training/
-# sft_data.py): one call at low, a check or a small ensemble at medium, the large ensembles at
-# high. A structural prior on what each level spends, taken from the levels' own words, not from
-# any outcome: it gives the tiny model a plan that depends on the level's line to start from,
-# which GRPO (charging each level's rate) then refines. Without it the warm start's plans are the
-# same at every level, and a model trained with effort rows wrote one step whatever the level
-# (docs/training.md, "Effort rows").
-EFFORT_STEPS: dict[Effort, tuple[int, int]] = {Effort.LOW: (1, 1), Effort.MEDIUM: (2, 3), Effort.HIGH: (4, 5)}
+# sft_data.py): one call at low, a two-step plan (a check, or a plan then a solve) at medium, the
+# large ensembles at high. A structural prior on what each level spends, taken from the levels'
+# words and budgets, not from any outcome: it gives the tiny model a plan that depends on the
+# level's line to start from, which GRPO (charging each level's rate) then refines. Without it the
+# warm start's plans are the same at every level, and a model trained with effort rows wrote one
+# step whatever the level (docs/training.md, "Effort rows").
+EFFORT_STEPS: dict[Effort, tuple[int, int]] = {Effort.LOW: (1, 1), Effort.MEDIUM: (2, 2), Effort.HIGH: (4, 5)}
 
 
 def default_level(levels: Sequence[Effort]) -> Effort | None:

@@ -354,6 +354,9 @@ async def plan_and_run(
     given), then `run_plan` it. The planner call has a timeout like every other call; a planner
     that fails, crashes or times out is a Trace with `parse_status="planner_error"`."""
     options = options or RunOptions()
+    # a model trained with effort rows states its default level when the caller states none; the
+    # level's budget is the round's step limit, in its prompt and in its parse alike
+    options = options.at_effort(options.effort or getattr(planner, "default_effort", None))
     config = options.config
     within = (within or Round()).funded(config)
     examples = options.examples
@@ -361,10 +364,8 @@ async def plan_and_run(
     if declared is not None:  # a trained model is prompted as it was trained, whatever the caller's default
         examples = declared
     if messages is None:
-        # a model trained with effort rows states its default level when the caller states none
-        effort = options.effort or getattr(planner, "default_effort", None)
         messages = conductor_messages(task.question, pool.specs, examples=examples, max_steps=config.max_steps,
-                                      effort=effort)
+                                      effort=options.effort)
     t0 = time.perf_counter()
     call = _record_call("conductor", None, messages, 0.0)
     try:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from conductor.answers import final_answer
-from conductor.effort import EFFORT_LINES, Effort, effort_line
+from conductor.effort import EFFORT_LINES, Effort, effort_line, step_budget
 from conductor.kind_reader import KIND_LINES, kind_line
 from conductor.task_cues import CUE_LINES, cue_line
 from conductor.types import Message, WorkerSpec
@@ -135,7 +135,7 @@ def conductor_messages(
     effort: Effort | None = None,
 ) -> list[Message]:
     system = SYSTEM.format(
-        max_steps=max_steps,
+        max_steps=step_budget(effort, max_steps),  # an effort level's budget, stated as the step limit
         examples=_examples_text() if examples else "(none)",
     )
     user = f"Available models:\n{pool_section(specs)}{TASK_LINE}{question}"

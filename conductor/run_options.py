@@ -7,7 +7,7 @@ import random
 from dataclasses import dataclass, field, replace
 
 from conductor.config import ExecutionConfig
-from conductor.effort import Effort
+from conductor.effort import Effort, step_budget
 
 
 @dataclass(frozen=True)
@@ -28,6 +28,14 @@ class RunOptions:
     examples: bool = True
     # how much work the user asked for (stated in the Conductor's prompt); None: not stated
     effort: Effort | None = None
+
+    def at_effort(self, effort: Effort | None) -> RunOptions:
+        """These options at `effort` (None: no level stated): the level, and the step limit its
+        budget sets (`conductor.effort.step_budget`), the same the Conductor's prompt states."""
+        if effort is None:
+            return replace(self, effort=None)
+        limit = step_budget(effort, self.config.max_steps)
+        return replace(self, effort=Effort(effort), config=self.config.model_copy(update={"max_steps": limit}))
 
     def seeded(self, seed: int) -> RunOptions:
         """These options with their own Random: one question's, reproducible from `seed`."""

@@ -53,14 +53,29 @@ def wf(worker: int, n: int) -> str:
 async def test_the_reward_charges_calls_at_the_rows_level(pool):
     sunk = []
     reward = WorkflowReward(pool, effort_rates=DEFAULT_CALL_RATES, sink=lambda t, step: sunk.append(t))
-    texts = [wf(0, 3), wf(0, 3), wf(0, 3), wf(0, 3), wf(1, 2), "garbage"]
+    texts = [wf(0, 1), wf(0, 2), wf(0, 3), wf(0, 3), wf(1, 1), "garbage"]
     levels = ["low", "medium", "high", None, "low", "low"]
     out = await reward(prompts=[None] * 6, completions=texts, problem=[PROBLEMS[0].model_dump_json()] * 6,
                        pool_ids=[["right", "wrong"]] * 6, effort=levels)
-    assert out == pytest.approx([1 - 3 * 0.04, 1 - 3 * 0.01, 1.0, 1.0, 0.5 - 2 * 0.04, 0.0])
+    assert out == pytest.approx([1 - 0.04, 1 - 2 * 0.01, 1.0, 1.0, 0.5 - 0.04, 0.0])
     # the trace records the prompt the row stated, and its reward unshaped
     assert EFFORT_LINES[Effort.LOW] in sunk[0].conductor_prompt[-1].content and sunk[0].reward == 1.0
     assert not any(line in sunk[3].conductor_prompt[-1].content for line in EFFORT_LINES.values())
+
+
+@pytest.mark.parametrize("level,budget", [("low", 1), ("medium", 2), ("high", 5), (None, 5)])
+async def test_a_levels_budget_is_the_step_limit_its_prompt_states_and_its_parse_holds(pool, level, budget):
+    """Low allows one call and medium two (conductor/effort.py EFFORT_MAX_STEPS): the prompt states
+    the limit, and a workflow over it is refused like any over the limit (reward 0, no call)."""
+    sunk = []
+    reward = WorkflowReward(pool, effort_rates=DEFAULT_CALL_RATES, sink=lambda t, step: sunk.append(t))
+    texts = [wf(0, budget), wf(0, budget + 1)]
+    out = await reward(prompts=[None] * 2, completions=texts, problem=[PROBLEMS[0].model_dump_json()] * 2,
+                       pool_ids=[["right", "wrong"]] * 2, effort=[level] * 2)
+    (ok,), (over,) = ([t for t in sunk if (t.parse_status == "ok") == want] for want in (True, False))
+    assert f"At most {budget} steps." in ok.conductor_prompt[0].content
+    assert out[0] == pytest.approx(1 - budget * DEFAULT_CALL_RATES.get(level, 0.0)) and ok.calls == budget
+    assert out[1] == 0.0 and over.calls == 0 and f"{budget + 1} steps > limit {budget}" in (over.parse_error or "")
 
 
 def test_effort_settings_are_checked(tmp_path):

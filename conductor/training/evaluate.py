@@ -67,7 +67,8 @@ async def score_texts(texts: Sequence[str], rows: Sequence[PromptRow], pool: Poo
     async def one(i: int) -> Trace:
         row = rows[i]
         offered = row.offered(pool)
-        return await rollout(texts[i], row.problem, offered, RunOptions(config=execution).seeded(seed * 100_003 + i),
+        options = RunOptions(config=execution).at_effort(row.effort).seeded(seed * 100_003 + i)
+        return await rollout(texts[i], row.problem, offered, options,
                              messages=row_messages(row, pool, examples=examples))
 
     traces = await asyncio.gather(*(one(i) for i in range(len(rows))))

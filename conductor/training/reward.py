@@ -118,7 +118,7 @@ class WorkflowReward:
         messages = conductor_messages(problem.task_text, offered.specs, examples=self.examples, max_steps=self.max_steps,
                                       effort=effort)
         planner = PolicyPlanner(self.policy) if self.policy is not None else None
-        options = RunOptions(config=self.execution, run_id=self.run_id, rng=rng)
+        options = RunOptions(config=self.execution, run_id=self.run_id, rng=rng).at_effort(effort)
         trace = await rollout(text, problem, offered, options, messages=messages, planner=planner)
         r0 = reward_of(trace)
         second = None
