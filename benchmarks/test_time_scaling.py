@@ -8,6 +8,9 @@ beside the environment's fixed strategies at the same calls: the best single wor
 domain's oracle worker (the worker best on these rows: an upper bound no planner knows in
 advance) one attempt, a self-check, k attempts + an aggregator for k = 2..4, and one round of 8
 attempts + an aggregator reading all 8 (max_steps raised to 9: the two-round ceiling of issue 32).
+The fixed strategies come in two vocabularies: the phrase library's best wording per domain and
+role (`compare.library_wording`: the wordings a trained Conductor can write; what the bars compare
+a level with) and the simulated pool's own instruction (`on_topic_instruction`: beyond them).
 
     python benchmarks/test_time_scaling.py [MODEL_DIR ...] [--pool local|paper-sim] [--seeds 0 1 2]
         [--test-n 509] [--write docs/benchmarks.md] [--plot docs/img/test_time_scaling.png]
@@ -39,17 +42,20 @@ from conductor.config import REPO_ROOT, ExecutionConfig  # noqa: E402
 from conductor.data.schema import Problem  # noqa: E402
 from conductor.effort import Effort  # noqa: E402
 from conductor.planners import TemplatePlanner  # noqa: E402
-from conductor.training.compare import attempts_text, baselines, self_verify_text, single_text  # noqa: E402
+from conductor.training.compare import (Wording, attempts_text, baselines, library_wording,  # noqa: E402
+                                         self_verify_text, single_text)
 from conductor.methods import REPEAT_SEED_STRIDE  # noqa: E402
 from conductor.training.dataset import CONDUCTOR_SPEC, PromptRow, row_messages  # noqa: E402
 from conductor.training.evaluate import EvalResult, score_texts  # noqa: E402
 from conductor.training.problems import bank_splits, take_per_domain  # noqa: E402
 from conductor.workers.pool import Pool, read_pool_file  # noqa: E402
 from conductor.workers.registry import BuildContext  # noqa: E402
+from conductor.workers.simulated.instructions import on_topic_instruction  # noqa: E402
 
 POOLS = {"local": REPO_ROOT / "deployments" / "pools" / "local.yaml",
          "paper-sim": REPO_ROOT / "deployments" / "pools" / "paper-sim.yaml"}
 LEVELS: tuple[Effort | None, ...] = (*Effort, None)  # None: no level stated (the prompt as before)
+LIBRARY, POOL_WORDING = ", library wording", ""  # the fixed strategies' two vocabularies, as their names end
 
 
 @dataclasses.dataclass
@@ -105,15 +111,19 @@ def measure(problems: list[Problem], pool_file: Path, models: Sequence[Path], se
     base = baselines(problems, pool_file, latency_scale=0.0)  # the oracle's worker per domain, on seed 0's dice
     rows, pool = base.rows, base.pool
     oracle = [base.oracle_workers[r.problem.domain] for r in rows]
-    fixed: dict[str, Callable[[int, Problem], str]] = {
-        "oracle worker, one attempt": single_text,
-        "oracle worker + self-check": self_verify_text,
-        **{f"oracle worker, {k} attempts + aggregator": (lambda k: lambda w, p: attempts_text(w, p, k))(k)
-           for k in (2, 3, 4)},
+    shapes: dict[str, Callable[[int, Problem, Wording], str]] = {
+        "one attempt": single_text,
+        "self-check": self_verify_text,
+        **{f"{k} attempts + aggregator": (lambda k: lambda w, p, wd: attempts_text(w, p, k, wd))(k) for k in (2, 3, 4)},
     }
+    # each shape in the Conductor's own vocabulary (the phrase library's best wording per domain
+    # and role: what the bars compare with) and in the simulated pool's own wording (beyond it)
+    library = library_wording(base)
     texts: dict[tuple[str, str], tuple[list[str], list[PromptRow], ExecutionConfig | None]] = {}
-    for name, text_of in fixed.items():
-        texts[(name, "fixed")] = ([text_of(w, r.problem) for w, r in zip(oracle, rows)], rows, None)
+    for vocabulary, wording in ((LIBRARY, library), (POOL_WORDING, on_topic_instruction)):
+        for name, text_of in shapes.items():
+            texts[(f"oracle worker, {name}{vocabulary}", "fixed")] = (
+                [text_of(w, r.problem, wording) for w, r in zip(oracle, rows)], rows, None)
     wide = ExecutionConfig(max_steps=9)
     texts[("oracle worker, 8 attempts + aggregator (max_steps 9)", "fixed")] = (
         [attempts_text(w, r.problem, 8) for w, r in zip(oracle, rows)], rows, wide)
@@ -152,7 +162,7 @@ def bar_lines(points: Sequence[Point]) -> list[str]:
     medium to high; each level within 1 point of (or above) the fixed strategy nearest its mean
     calls; low above the best single worker at <= 2 calls a question."""
     mean = statistics.mean
-    fixed = [p for p in points if p.level == "fixed" and not p.method.startswith("best single")]
+    fixed = [p for p in points if p.level == "fixed" and p.method.endswith(LIBRARY)]
     single = next(p for p in points if p.method.startswith("best single"))
     out = []
     for model in dict.fromkeys(p.method for p in points if p.level in ("low", "medium", "high")):
@@ -166,7 +176,9 @@ def bar_lines(points: Sequence[Point]) -> list[str]:
         for level in ("low", "medium", "high"):
             p = at[level]
             near = min(fixed, key=lambda f: abs(mean(f.calls) - mean(p.calls)))
-            gaps.append(f"{level} {100 * (mean(p.accuracy) - mean(near.accuracy)):+.1f} against {near.method}")
+            own = next(f for f in points if f.method == near.method.removesuffix(LIBRARY) + POOL_WORDING)
+            gaps.append(f"{level} {100 * (mean(p.accuracy) - mean(near.accuracy)):+.1f} against {near.method}"
+                        f" ({100 * (mean(p.accuracy) - mean(own.accuracy)):+.1f} against the pool's own wording)")
         low = at["low"]
         beats = mean(low.accuracy) > mean(single.accuracy) and mean(low.calls) <= 2
         out.append(f"- {model}: rises strictly from low to high: {'yes' if rises else 'no'}; points against the"
@@ -186,7 +198,8 @@ def plot(points: Sequence[Point], path: Path, title: str) -> None:
     series: dict[str, list[Point]] = {}
     for p in points:
         name = ("best single worker" if p.method.startswith("best single") else
-                "fixed strategies (oracle worker)" if p.level == "fixed" else p.method)
+                "fixed strategies (oracle worker, library wording)" if p.method.endswith(LIBRARY) else
+                "fixed strategies (oracle worker, the pool's wording)" if p.level == "fixed" else p.method)
         series.setdefault(name, []).append(p)
     for ax, x_of, label in ((axes[0], lambda p: statistics.mean(p.calls), "worker calls per question"),
                             (axes[1], lambda p: p.mean_usd, "$ per question")):
@@ -199,7 +212,7 @@ def plot(points: Sequence[Point], path: Path, title: str) -> None:
                 x, y = x_of(p), statistics.mean(p.accuracy)
                 if p.level == "none":  # no level stated: a marker of the series' colour, off its line
                     ax.plot([x], [y], "x", color=drawn[0].get_color())
-                tag = {"fixed": p.method.replace("oracle worker, ", "").replace("oracle worker + ", "")
+                tag = {"fixed": p.method.replace("oracle worker, ", "").replace(LIBRARY, "")
                        .replace(" + aggregator", "+agg").replace(" (max_steps 9)", ""), "none": "no level"}.get(
                            p.level, p.level)
                 ax.annotate(tag, (x, y), fontsize=7, xytext=(3, 3 if p.level != "none" else -9),
@@ -238,7 +251,9 @@ def main() -> None:
         f"\n\n{len(test)} held-out bank problems, SIMULATED {ns.pool} pool, seeds {' '.join(map(str, ns.seeds))} "
         f"(the simulated workers' dice; every method meets the same); {cpu:.1f} CPU-minutes in all. Worker calls "
         "leave out the Conductor's own; $ are the simulated pool's invented prices. The oracle worker is each "
-        "domain's best on these rows (an upper bound). The template stand-in writes generic wordings over the "
+        "domain's best on these rows (an upper bound); \"library wording\" is the Conductor's phrase library's best "
+        "wording per domain and role on these rows (what a trained Conductor can write: the bars' comparator), the "
+        "others the simulated pool's own instruction (beyond that vocabulary). The template stand-in writes generic wordings over the "
         "pool's first workers (no routing), so it sits below them; it shows the level moving the calls (1 / 2 / 4) "
         f"and accuracy with them. {models} "
         f"`python benchmarks/test_time_scaling.py [MODEL_DIR ...] --pool {ns.pool}`."

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,8 +24,13 @@ from conductor.workers.simulated.instructions import on_topic_instruction
 from conductor.workflow import Workflow, render
 
 
-def single_text(worker: int, problem: Problem) -> str:
-    return render(Workflow(model_id=(worker,), subtasks=(on_topic_instruction(problem),), access_list=((),)))
+# A step's wording for a problem and a role ("solve", "verify": a step reading one earlier
+# answer, "combine": reading several): by default the simulated pool's own on-topic instruction.
+Wording = Callable[[Problem, str], str]
+
+
+def single_text(worker: int, problem: Problem, wording: Wording = on_topic_instruction) -> str:
+    return render(Workflow(model_id=(worker,), subtasks=(wording(problem, "solve"),), access_list=((),)))
 
 
 # The oracle's strategies: every step on the domain's oracle worker, each subtask the simulated
@@ -33,20 +38,19 @@ def single_text(worker: int, problem: Problem) -> str:
 # strategy-aware oracle (one that knows the wording the simulated workers reward) would write.
 # Upper bounds, like the oracle router: what a perfect strategy choice reaches here.
 
-def self_verify_text(worker: int, problem: Problem) -> str:
+def self_verify_text(worker: int, problem: Problem, wording: Wording = on_topic_instruction) -> str:
     """The worker solves, then the same worker checks its answer (reading it)."""
     return render(Workflow(model_id=(worker, worker),
-                           subtasks=(on_topic_instruction(problem), on_topic_instruction(problem, "verify")),
+                           subtasks=(wording(problem, "solve"), wording(problem, "verify")),
                            access_list=((), (0,))))
 
 
-def attempts_text(worker: int, problem: Problem, attempts: int) -> str:
+def attempts_text(worker: int, problem: Problem, attempts: int, wording: Wording = on_topic_instruction) -> str:
     """`attempts` independent solves by the worker, then the worker as aggregator reading them all."""
     if attempts < 2:
         raise ValueError(f"an aggregator needs at least 2 attempts (got {attempts})")
     return render(Workflow(model_id=(worker,) * (attempts + 1),
-                           subtasks=(on_topic_instruction(problem),) * attempts
-                           + (on_topic_instruction(problem, "combine"),),
+                           subtasks=(wording(problem, "solve"),) * attempts + (wording(problem, "combine"),),
                            access_list=((),) * attempts + (tuple(range(attempts)),)))
 
 
@@ -130,3 +134,37 @@ def comparison_lines(trained: EvalResult, base: Baselines, *, label: str = "trai
         f"  best single worker ({name}): {best.accuracy:.3f}; per-domain oracle: {base.oracle.accuracy:.3f}",
         f"  the {label} {verdict} the best single worker ({trained.accuracy - best.accuracy:+.3f})",
     ]
+
+
+# The warm start's library names a checking step's role "check"; the simulated pool's instruction "verify".
+_LIBRARY_ROLE = {"solve": "solve", "verify": "check", "combine": "combine"}
+
+
+def library_wording(base: Baselines) -> Wording:
+    """The best wording the Conductor's phrase library offers (`strategies.phrases`: the only
+    wordings the tiny model can write) for each domain and role, on the domain's oracle worker and
+    these rows, as the oracle worker is picked: the solve wording by one attempt, then with it the
+    check wording by a self-check and the combine wording by 4 attempts + an aggregator. What the
+    fixed strategies reach in the Conductor's own vocabulary (an upper bound of that vocabulary,
+    not a policy); `on_topic_instruction` is the simulated pool's own, beyond it."""
+    from conductor.training.strategies import phrases
+
+    chosen: dict[tuple[str, str], str] = {}
+
+    def pick(domain: str, role: str, text_of: Callable[[int, Problem, Wording], str]) -> None:
+        idx = [k for k, r in enumerate(base.rows) if r.problem.domain == domain]
+        rows = [base.rows[k] for k in idx]
+        worker = base.oracle_workers[domain]
+
+        def accuracy(phrase: str) -> float:
+            trial = {**chosen, (domain, role): phrase}
+            wording: Wording = lambda p, r: trial[(p.domain, r)]  # noqa: E731
+            return score([text_of(worker, r.problem, wording) for r in rows], rows, base.pool).accuracy
+
+        chosen[(domain, role)] = max(phrases(domain, _LIBRARY_ROLE[role]), key=accuracy)
+
+    for domain in sorted(base.oracle_workers):
+        pick(domain, "solve", single_text)
+        pick(domain, "verify", self_verify_text)
+        pick(domain, "combine", lambda w, p, wd: attempts_text(w, p, 4, wd))
+    return lambda problem, role: chosen[(problem.domain, role)]

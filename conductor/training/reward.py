@@ -22,7 +22,7 @@ from conductor.config import ExecutionConfig
 from conductor.executor import Round, RunOptions
 from conductor.data.schema import Problem
 from conductor.effort import Effort
-from conductor.prompts import PriorStep, conductor_messages, recursion_messages
+from conductor.prompts import conductor_messages, recursion_messages
 from conductor.reward import DEFAULT_RECURSION_DISCOUNT, blend, reward_of
 from conductor.shapes import shape_shares
 from conductor.trace import Trace
