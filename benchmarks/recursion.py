@@ -12,6 +12,8 @@ add attempts / replace).
     python benchmarks/recursion.py --train OUT --seed 1     # warm start + GRPO with second rounds, then measure
     python benchmarks/recursion.py --fixed                  # the environment's fixed one- and two-round rows
     python benchmarks/recursion.py M [M ...] --after-policy # each second-round plan after each model's own first rounds
+    python benchmarks/recursion.py --train OUT --seed 1 --set 'effort_levels=["low","medium","high"]' \
+        --effort low --effort medium --effort high        # effort rows too; round 1 at each level
 
 `--train` runs the local profile from scratch with `sft_recursion_copies=1` (second rounds in the
 warm start, after its own first rounds run over the pool) and `second_round_fraction=0.5` (half the
@@ -26,6 +28,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
+import dataclasses
 import os
 import random
 import sys
@@ -36,6 +39,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from benchmarks.report import write_section  # noqa: E402
+from conductor.effort import Effort  # noqa: E402
 from conductor.executor import Round, RunOptions  # noqa: E402
 from conductor.prompts import agreement  # noqa: E402
 from conductor.training.config import local_profile  # noqa: E402
@@ -57,7 +61,7 @@ def right(trace) -> bool:  # noqa: ANN001
 
 async def two_rounds(reward: WorkflowReward, texts: list[str], rows) -> list:  # noqa: ANN001
     rng = random.Random(0)
-    return [await reward.score_one(t, r.problem, list(r.pool_ids), True, rng) for t, r in zip(texts, rows)]
+    return [await reward.score_one(t, r.problem, list(r.pool_ids), True, rng, r.effort) for t, r in zip(texts, rows)]
 
 
 def kept(second) -> bool:  # noqa: ANN001
@@ -307,6 +311,9 @@ def main() -> None:
     ap.add_argument("--after-policy", action="store_true",
                     help="only what each second-round plan (oracle worker, best wording) earns after each model's "
                          "own first rounds")
+    ap.add_argument("--effort", action="append", default=[], choices=[str(e) for e in Effort],
+                    help="round 1 at this effort level (its prompt states it; repeat for several): a model trained "
+                         "with effort rows (--set effort_levels=...). Default: no level stated")
     ap.add_argument("--test-n", type=int, default=None, help="held-out problems (default: the whole split, 509)")
     ap.add_argument("--write", type=Path, default=None, help="write the table into this markdown file's section")
     ap.add_argument("--note", default="", help="a sentence for the table's footnote (what the models are)")
@@ -337,8 +344,10 @@ def main() -> None:
              "| after round 2: accuracy / calls | right -> wrong | wrong -> right | round 2 does, per domain |",
              "|---|---|---|---|---|---|"]
     for md in models:
-        lines.append(line(str(md), measure(md, rows, pool)))
-        print(lines[-1], flush=True)
+        for level in ns.effort or [None]:
+            at = [dataclasses.replace(r, effort=Effort(level) if level else None) for r in rows]
+            lines.append(line(str(md) + (f", round 1 at effort {level}" if level else ""), measure(md, at, pool)))
+            print(lines[-1], flush=True)
     if ns.fixed:
         for label, m in fixed_rows(rows, pool):
             lines.append(line(f"fixed, oracle workers: {label}", m))

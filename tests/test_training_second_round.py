@@ -135,3 +135,22 @@ async def test_a_second_round_rows_own_calls_cost_second_round_cost_weight(pool)
     usd = sunk[1].usage.cost_usd
     assert usd is not None and usd > 0 and sunk[1].verdict.correct
     assert out == [1.0, pytest.approx(1.0 - 100.0 * usd), 1.0]
+
+
+async def test_an_effort_level_prices_the_first_round_not_a_second_rounds_calls(pool) -> None:  # noqa: F811
+    """A row at low effort: its first round's calls pay low's rate, and its first round is written
+    within low's budget (one step); a second-round row at the same level pays no rate for its check
+    (the caller asked for the second round; `second_round_cost_weight` prices it)."""
+    from conductor.effort import DEFAULT_CALL_RATES, Effort
+
+    row = PromptRow(problem=PROBLEM, pool_ids=("right", "wrong"), recursion=False, effort=Effort.LOW)
+    [first] = await run_first_rounds([wf(1)], [row], pool, examples=False)
+    assert "At most 1 steps." in first.conductor_prompt[0].content
+    [over] = await run_first_rounds([wf(0, 2)], [row], pool, examples=False)
+    assert over.parse_status == "too_many_steps" and not over.steps
+    reward = WorkflowReward(pool, effort_rates=DEFAULT_CALL_RATES)
+    out = await reward(prompts=[None] * 2,
+                       completions=[[{"role": "assistant", "content": t}] for t in (check_by(0), wf(0))],
+                       problem=[PROBLEM.model_dump_json()] * 2, pool_ids=[["right", "wrong"]] * 2,
+                       prior=[prior_column(first), ""], effort=["low", "low"])
+    assert out == [1.0, pytest.approx(1.0 - DEFAULT_CALL_RATES[Effort.LOW])]

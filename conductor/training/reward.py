@@ -205,8 +205,13 @@ class WorkflowReward:
             ages = [step - v for p, v in zip(prior, first_round_step) if p and v >= 0]
             if ages:
                 log_metric("second_round_age", sum(ages) / len(ages))
-        return [s.reward - (effort_charge(s, self.effort_rates.get(level, 0.0)) if level else 0.0)
-                for s, level in zip(scored, levels)]
+        # A level prices the first round its row's prompt states. A second-round row's own calls are
+        # priced by `second_round_cost_weight` alone: the caller asked for the second round (the
+        # paper forces it on a share of rows), and charged at low's rate a check that buys 5 points
+        # after a one-call first round would never pay (docs/training.md, "Second rounds").
+        return [s.reward - (effort_charge(s, self.effort_rates.get(level, 0.0)) if level and not (prior and prior[i])
+                            else 0.0)
+                for i, (s, level) in enumerate(zip(scored, levels))]
 
     def _account(self, scored: list[Scored], step: int, log_extra: Any, log_metric: Any) -> None:
         traces = [s.trace for s in scored]

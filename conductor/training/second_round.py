@@ -58,7 +58,8 @@ async def run_first_rounds(texts: Sequence[str], rows: Sequence[PromptRow], pool
         async with gate:
             row = rows[i]
             dice = seeds[i] if seeds is not None else seed * 100_003 + i
-            return await rollout(texts[i], row.problem, row.offered(pool), RunOptions(config=execution).seeded(dice),
+            options = RunOptions(config=execution).at_effort(row.effort).seeded(dice)
+            return await rollout(texts[i], row.problem, row.offered(pool), options,
                                  messages=row_messages(row, pool, examples=examples))
 
     return list(await asyncio.gather(*(one(i) for i in range(len(rows)))))
