@@ -193,7 +193,7 @@ def nightly(
             seed=settings.seed if seed is None else seed, run_key=run_key, max_usd=max_usd,
             accelerate_config=accelerate_config, allow_simulated=allow_simulated, db_path=str(db) if db else None,
             training_overrides=parse_settings(settings_, training_fields()),
-            challenger_efforts=[_effort_option(e) for e in challenger_efforts])
+            challenger_efforts=[_effort_option(e) for e in challenger_efforts] if challenger_efforts else None)
         night = config.resolve(settings)
         check_specs(night.baselines, night.pool_file)
         if not get_profile(profile).simulated_pool:

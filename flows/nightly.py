@@ -209,7 +209,7 @@ def _specs(night: Night, gate: GateInputs) -> list[str]:
     """What the night evaluates: the challenger, the champion (or the baseline), the challenger at
     each effort level asked for (`challenger_efforts`), the baselines."""
     firsts = [gate.challenger_spec, gate.champion_spec]
-    efforts = [f"{gate.challenger_spec}?effort={level}" for level in night.config.challenger_efforts]
+    efforts = [f"{gate.challenger_spec}?effort={level}" for level in night.challenger_efforts]
     return [*firsts, *efforts, *[b for b in night.baselines if b not in firsts]]
 
 

@@ -47,12 +47,13 @@ class NightConfig(BaseModel):
     baselines: list[str] = Field(default_factory=lambda: ["random", EVERY_SINGLE_WORKER], description="Baseline"
                                  " method specs evaluated beside the challenger and the champion; `single:*` is"
                                  " each worker of the pool alone.")
-    challenger_efforts: list[Effort] = Field(default_factory=list, description="Effort levels (low, medium,"
-                                             " high) the challenger is also evaluated at: its `conductor:` spec with"
-                                             " `?effort=LEVEL`, one row each in the evaluation and the summary (the"
-                                             " gate compares the challenger with no level stated). Empty: none; a"
-                                             " challenger trained with effort rows (training_overrides"
-                                             " effort_levels) is the one that obeys them.")
+    challenger_efforts: list[Effort] | None = Field(default=None, description="Effort levels (low, medium,"
+                                                    " high) the challenger is also evaluated at: its `conductor:` spec"
+                                                    " with `?effort=LEVEL`, one row each in the evaluation and the"
+                                                    " summary (the gate compares the challenger with no level stated,"
+                                                    " which a model trained with effort rows serves at medium)."
+                                                    " Default: the levels the challenger is trained on (the training"
+                                                    " config's effort_levels); empty: none.")
     gate: GateConfig = Field(default_factory=GateConfig, description="The promotion gate's margin, confidence,"
                              " cost bound and method.")
     max_usd: float | None = Field(default=None, ge=0, description="Dollar budget of the training's worker calls:"
@@ -114,6 +115,8 @@ class NightConfig(BaseModel):
                      "pool_file": str(training_pool)}
         if self.max_usd is not None:
             overrides["max_usd"] = self.max_usd
+        trained = overrides.get("effort_levels", get_profile(self.profile).training.get("effort_levels", []))
+        efforts = [Effort(e) for e in (trained if self.challenger_efforts is None else self.challenger_efforts)]
         workers = [spec.id for spec in files[pool].workers if not spec.is_conductor]
         baselines = [b for spec in self.baselines
                      for b in ([f"single:{w}" for w in workers] if spec == EVERY_SINGLE_WORKER else [spec])]
@@ -121,7 +124,7 @@ class NightConfig(BaseModel):
                      baselines=list(dict.fromkeys(baselines)),
                      pool_file=pool, training_pool_file=training_pool, simulated=simulated[pool],
                      accelerate_config=self.accelerate_config or settings.accelerate_config,
-                     home=settings.home, training_overrides=overrides)
+                     home=settings.home, training_overrides=overrides, challenger_efforts=efforts)
 
 
 class Night(BaseModel):
@@ -136,6 +139,8 @@ class Night(BaseModel):
     accelerate_config: Path | None
     home: Path
     training_overrides: dict[str, Any]
+    challenger_efforts: list[Effort] = Field(default_factory=list, description="The levels the challenger is also"
+                                             " evaluated at (NightConfig.challenger_efforts, resolved).")
 
     def evaluation_settings(self) -> dict[str, Any]:
         """The EvalConfig fields a night's evaluations share (its pool among them)."""
@@ -178,7 +183,8 @@ class Night(BaseModel):
             f"budget         {f'${budget:,.2f} of training worker calls' if budget is not None else 'none'}"
             f" (max_usd: training stops cleanly, with a checkpoint, once spent)",
             f"evaluation     {c.heldout_problems} held-out problems; baselines: {', '.join(self.baselines) or 'none'}"
-            + (f"; the challenger also at effort {', '.join(c.challenger_efforts)}" if c.challenger_efforts else ""),
+            + (f"; the challenger also at effort {', '.join(self.challenger_efforts)}" if self.challenger_efforts
+               else ""),
             f"gate           {c.gate.method}, margin {c.gate.margin}, confidence {c.gate.confidence},"
             f" cost bound {c.gate.cost_bound}",
         ]
