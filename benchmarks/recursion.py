@@ -82,7 +82,23 @@ def summary(rows, firsts: list[bool], afters: list[bool], calls1: list[int], cal
     return out
 
 
-def measure(model_dir: Path, rows, pool) -> dict:  # noqa: ANN001
+async def later_rounds(reward: WorkflowReward, scored, rows, rounds: int) -> list[list]:  # noqa: ANN001
+    """Each question's rounds after the second, up to `rounds` in all: round k reads round k - 1
+    (`WorkflowReward.second_round`, as round 2 reads round 1). A round that keeps the answer, or
+    does not parse, ends its question's rounds (its answer stands). Per question, its later rounds."""
+    rng = random.Random(1)
+    out = []
+    for s, r in zip(scored, rows):
+        chain, last = [], s.second
+        while len(chain) < rounds - 2 and last is not None and not kept(last) and last.parse_status == "ok":
+            options = RunOptions(config=reward.execution, rng=rng)
+            last = await reward.second_round(last, r.problem, reward.pool.offer(list(r.pool_ids)), options)
+            chain.append(last)
+        out.append(chain)
+    return out
+
+
+def measure(model_dir: Path, rows, pool, rounds: int = 2) -> dict:  # noqa: ANN001
     from conductor.models.constrained import load_causal_lm
     from conductor.models.tiny import load_tokenizer
     from conductor.training.evaluate import generate_workflows
@@ -101,7 +117,19 @@ def measure(model_dir: Path, rows, pool) -> dict:  # noqa: ANN001
     calls1 = [len(s.trace.all_calls()) for s in scored]
     calls2 = [c + (len(s.second.all_calls()) if s.second is not None else 0) for c, s in zip(calls1, scored)]
     actions = [second_round_action(s.second.workflow) if s.second is not None else "unparsed" for s in scored]
-    return summary(rows, firsts, afters, calls1, calls2, actions)
+    out = summary(rows, firsts, afters, calls1, calls2, actions)
+    # rounds 3.. (each question's answer is its last acting round's; calls add up)
+    answer, calls = list(afters), list(calls2)
+    chains = asyncio.run(later_rounds(reward, scored, rows, rounds)) if rounds > 2 else [[] for _ in rows]
+    for k in range(3, rounds + 1):
+        for i, chain in enumerate(chains):
+            if len(chain) >= k - 2:
+                t = chain[k - 3]
+                calls[i] += len(t.all_calls())
+                if not kept(t):
+                    answer[i] = right(t)
+        out[f"acc{k}"], out[f"calls{k}"] = sum(answer) / len(rows), sum(calls) / len(rows)
+    return out
 
 
 # ---- the environment's fixed rows: each domain's oracle worker (local.yaml: 0 generalist, 1 coder,
@@ -288,10 +316,12 @@ def actions_text(per) -> str:  # noqa: ANN001
     return "; ".join(parts)
 
 
-def line(label: str, m: dict) -> str:
+def line(label: str, m: dict, rounds: int = 2) -> str:
     acts = actions_text(m["actions"]) if "actions" in m else "(fixed)"
+    later = "".join(f" {m[f'acc{k}']:.3f} / {m[f'calls{k}']:.2f} |" if f"acc{k}" in m else " - |"
+                    for k in range(3, rounds + 1))
     return (f"| {label} | {m['acc1']:.3f} / {m['calls1']:.2f} | {m['acc2']:.3f} / {m['calls2']:.2f} | "
-            f"{m['r2w']:.3f} | {m['w2r']:.3f} | {acts} |")
+            f"{m['r2w']:.3f} | {m['w2r']:.3f} | {acts} |{later}")
 
 
 def main() -> None:
@@ -314,6 +344,8 @@ def main() -> None:
     ap.add_argument("--effort", action="append", default=[], choices=[str(e) for e in Effort],
                     help="round 1 at this effort level (its prompt states it; repeat for several): a model trained "
                          "with effort rows (--set effort_levels=...). Default: no level stated")
+    ap.add_argument("--rounds", type=int, default=2, choices=(2, 3),
+                    help="rounds to run: 3 adds a third, reading the second (where the second acted)")
     ap.add_argument("--test-n", type=int, default=None, help="held-out problems (default: the whole split, 509)")
     ap.add_argument("--write", type=Path, default=None, help="write the table into this markdown file's section")
     ap.add_argument("--note", default="", help="a sentence for the table's footnote (what the models are)")
@@ -341,16 +373,18 @@ def main() -> None:
             parse_rates(md, rows, pool, limit_marks=ns.limit_marks)  # prints each row as it is measured
         return
     lines = ["| model or fixed workflow (simulated local pool) | round 1: accuracy / calls "
-             "| after round 2: accuracy / calls | right -> wrong | wrong -> right | round 2 does, per domain |",
-             "|---|---|---|---|---|---|"]
+             "| after round 2: accuracy / calls | right -> wrong | wrong -> right | round 2 does, per domain |"
+             + "".join(f" after round {k}: accuracy / calls |" for k in range(3, ns.rounds + 1)),
+             "|---|---|---|---|---|---|" + "---|" * (ns.rounds - 2)]
     for md in models:
         for level in ns.effort or [None]:
             at = [dataclasses.replace(r, effort=Effort(level) if level else None) for r in rows]
-            lines.append(line(str(md) + (f", round 1 at effort {level}" if level else ""), measure(md, at, pool)))
+            label = str(md) + (f", round 1 at effort {level}" if level else "")
+            lines.append(line(label, measure(md, at, pool, ns.rounds), ns.rounds))
             print(lines[-1], flush=True)
     if ns.fixed:
         for label, m in fixed_rows(rows, pool):
-            lines.append(line(f"fixed, oracle workers: {label}", m))
+            lines.append(line(f"fixed, oracle workers: {label}", m, ns.rounds))
             print(lines[-1], flush=True)
     body = "\n".join(lines) + f"\n\n{len(rows)} held-out bank problems, greedy, SIMULATED local pool. {ns.note}".rstrip()
     print(body)
