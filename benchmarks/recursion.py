@@ -118,7 +118,12 @@ def measure(model_dir: Path, rows, pool, rounds: int = 2) -> dict:  # noqa: ANN0
     calls2 = [c + (len(s.second.all_calls()) if s.second is not None else 0) for c, s in zip(calls1, scored)]
     actions = [second_round_action(s.second.workflow) if s.second is not None else "unparsed" for s in scored]
     out = summary(rows, firsts, afters, calls1, calls2, actions)
-    # rounds 3.. (each question's answer is its last acting round's; calls add up)
+    # $ per question after each round: unknown (None) when any call's cost is unknown, never $0
+    usd = [cost(s.trace) for s in scored]
+    out["usd1"] = mean_usd(usd)
+    usd = [add(u, cost(s.second)) for u, s in zip(usd, scored)]
+    out["usd2"] = mean_usd(usd)
+    # rounds 3.. (each question's answer is its last acting round's; calls and $ add up)
     answer, calls = list(afters), list(calls2)
     chains = asyncio.run(later_rounds(reward, scored, rows, rounds)) if rounds > 2 else [[] for _ in rows]
     for k in range(3, rounds + 1):
@@ -126,10 +131,23 @@ def measure(model_dir: Path, rows, pool, rounds: int = 2) -> dict:  # noqa: ANN0
             if len(chain) >= k - 2:
                 t = chain[k - 3]
                 calls[i] += len(t.all_calls())
+                usd[i] = add(usd[i], cost(t))
                 if not kept(t):
                     answer[i] = right(t)
-        out[f"acc{k}"], out[f"calls{k}"] = sum(answer) / len(rows), sum(calls) / len(rows)
+        out[f"acc{k}"], out[f"calls{k}"], out[f"usd{k}"] = sum(answer) / len(rows), sum(calls) / len(rows), mean_usd(usd)
     return out
+
+
+def cost(trace) -> float | None:  # noqa: ANN001 - a round's $ (0 for no round; None: unknown)
+    return 0.0 if trace is None else trace.usage.cost_usd
+
+
+def add(a: float | None, b: float | None) -> float | None:
+    return None if a is None or b is None else a + b
+
+
+def mean_usd(values: list[float | None]) -> float | None:
+    return None if any(v is None for v in values) else sum(v for v in values if v is not None) / len(values)
 
 
 # ---- the environment's fixed rows: each domain's oracle worker (local.yaml: 0 generalist, 1 coder,

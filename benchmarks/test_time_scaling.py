@@ -13,13 +13,14 @@ role (`compare.library_wording`: the wordings a trained Conductor can write; wha
 a level with) and the simulated pool's own instruction (`on_topic_instruction`: beyond them).
 
     python benchmarks/test_time_scaling.py [MODEL_DIR ...] [--pool local|paper-sim] [--seeds 0 1 2]
-        [--test-n 509] [--write docs/benchmarks.md] [--plot docs/img/test_time_scaling.png]
+        [--recursion MODEL_DIR ...] [--test-n 509] [--write docs/benchmarks.md] [--plot docs/img/test_time_scaling.png]
 
 A seed is the dice of the simulated workers (each worker's `seed` option shifted by 7919 x seed, as
 an evaluation's repeat does); each method and seed runs on a fresh pool, so every method meets
 the same dice (a pool counts identical calls, and a repeat of one draws anew). Without a model it measures the stand-in and the fixed strategies (about 1.5
-CPU-s a method and seed). Not here yet: recursion rounds 1-3 (benchmarks/recursion.py measures
-round 2 of a trained model).
+CPU-s a method and seed). `--recursion` adds rounds 1-3 of models trained with second rounds, at
+each level they were trained on (round k reads round k - 1: benchmarks/recursion.py `measure`; on
+the dice of seed 0 only, a model's rounds being written one question at a time).
 """
 from __future__ import annotations
 
@@ -107,7 +108,34 @@ def model_texts(model_dir: Path, rows: Sequence[PromptRow], pool: Pool) -> list[
     return generate_workflows(load_causal_lm(model_dir), load_tokenizer(model_dir), prompts, max_new_tokens=128)
 
 
-def measure(problems: list[Problem], pool_file: Path, models: Sequence[Path], seeds: Sequence[int]) -> list[Point]:
+def trained_levels(model_dir: Path) -> list[Effort | None]:
+    """The levels a model was trained on (its prompt format's default says it had effort rows), else
+    no level."""
+    from conductor.models.prompt_format import read_prompt_format
+
+    fmt = read_prompt_format(model_dir)
+    return list(Effort) if fmt is not None and fmt.default_effort else [None]
+
+
+def recursion_points(models: Sequence[Path], rows: Sequence[PromptRow], pool_file: Path, problems: Sequence[Problem],
+                     rounds: int = 3) -> list[Point]:
+    """Rounds 1..`rounds` of each model (trained with second rounds) at each level it was trained on,
+    each later round reading the one before (benchmarks/recursion.py `measure`), on dice seed 0."""
+    from benchmarks.recursion import measure as measure_rounds
+
+    out = []
+    for md in models:
+        for level in trained_levels(md):
+            m = measure_rounds(md, at_level(rows, level), fresh_pool(pool_file, problems, 0), rounds)
+            for k in range(1, rounds + 1):
+                p = Point(f"{md}, round {k}", str(level or "none"))
+                p.accuracy, p.calls, p.usd = [m[f"acc{k}"]], [m[f"calls{k}"]], [m[f"usd{k}"]]
+                out.append(p)
+    return out
+
+
+def measure(problems: list[Problem], pool_file: Path, models: Sequence[Path], seeds: Sequence[int],
+            recursion: Sequence[Path] = ()) -> list[Point]:
     base = baselines(problems, pool_file, latency_scale=0.0)  # the oracle's worker per domain, on seed 0's dice
     rows, pool = base.rows, base.pool
     oracle = [base.oracle_workers[r.problem.domain] for r in rows]
@@ -144,7 +172,7 @@ def measure(problems: list[Problem], pool_file: Path, models: Sequence[Path], se
     singles = [p for k, p in points.items() if k[1] == "single"]
     best = max(singles, key=lambda p: statistics.mean(p.accuracy))
     best.method, best.level = f"best single worker ({best.method.removeprefix('single: ')})", "fixed"
-    return [p for p in points.values() if p.level != "single"]
+    return [p for p in points.values() if p.level != "single"] + recursion_points(recursion, rows, pool_file, problems)
 
 
 def table(points: Sequence[Point], seeds: Sequence[int]) -> list[str]:
@@ -231,6 +259,8 @@ def plot(points: Sequence[Point], path: Path, title: str) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("models", nargs="*", type=Path, help="trained model directories (each level stated in its prompt)")
+    ap.add_argument("--recursion", type=Path, nargs="+", default=[], metavar="MODEL_DIR",
+                    help="models trained with second rounds: rounds 1-3 at each level they were trained on (dice seed 0)")
     ap.add_argument("--pool", choices=sorted(POOLS), default="local")
     ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2], help="dice of the simulated calls")
     ap.add_argument("--test-n", type=int, default=None, help="held-out problems (default: the whole split, 509)")
@@ -241,7 +271,7 @@ def main() -> None:
     test = bank_splits().test
     if ns.test_n:
         test = take_per_domain(test, ns.test_n, seed=0)
-    points = measure(test, POOLS[ns.pool], ns.models, ns.seeds)
+    points = measure(test, POOLS[ns.pool], ns.models, ns.seeds, ns.recursion)
     cpu = sum(resource.getrusage(resource.RUSAGE_SELF)[:2]) / 60
     lines = table(points, ns.seeds)
     models = (f"Trained models: {ns.note} Their rows: one per level, and none stated." if ns.models else
