@@ -102,3 +102,24 @@ def test_a_model_trained_with_effort_rows_is_told_its_default_level_when_none_is
         assert result.exit_code == 0, result.output
         user = json.loads(result.stdout)["conductor_prompt"][-1]["content"]
         assert user.endswith(f"{EFFORT_LINES[level]}\n\n{kind_line(question)}")
+
+
+def test_train_compares_an_effort_model_at_the_level_it_is_told_by_default(tiny_model, tmp_path):
+    """`conductor train`'s closing comparison asks the model as a deployed Conductor is asked: at
+    its default level (medium), whose budget holds it to two steps; a model without levels, with
+    none stated."""
+    import shutil
+
+    from conductor.models.prompt_format import write_prompt_format
+    from conductor.training.compare import baselines, evaluate_model_dir
+    from conductor.training.config import local_profile, prompt_format_of
+
+    base = baselines([p for p in sample_problems() if p.domain != "code"][:4], POOL, latency_scale=0.0)
+    model = shutil.copytree(tiny_model, tmp_path / "effort-model")
+    write_prompt_format(model, prompt_format_of(local_profile(tmp_path / "run", effort_levels=["low", "medium", "high"])))
+    for directory, line in ((model, EFFORT_LINES[Effort.MEDIUM]), (tiny_model, None)):
+        result = evaluate_model_dir(directory, base, max_new_tokens=16)
+        users = [t.conductor_prompt[-1].content for t in result.traces]
+        assert all((line in u) if line else not any(x in u for x in EFFORT_LINES.values()) for u in users)
+        if line:
+            assert all("At most 2 steps." in t.conductor_prompt[0].content for t in result.traces)

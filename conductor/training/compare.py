@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from conductor.data.schema import Problem
@@ -116,10 +116,18 @@ def oracle_strategy(base: Baselines, strategy: str) -> EvalResult:
 
 
 def evaluate_model_dir(model_dir: str | Path, base: Baselines, *, max_new_tokens: int) -> EvalResult:
+    """The model on the baselines' rows, asked as a deployed Conductor is: at the effort level its
+    directory says it is told by default (a model trained with effort rows; `ModelPlanner`), else
+    with none stated."""
+    from conductor.effort import Effort
     from conductor.models.constrained import load_causal_lm
+    from conductor.models.prompt_format import read_prompt_format
 
+    fmt = read_prompt_format(model_dir)
+    level = Effort(fmt.default_effort) if fmt is not None and fmt.default_effort else None
+    rows = [replace(r, effort=level) for r in base.rows]
     model = load_causal_lm(model_dir)
-    return evaluate_policy(model, load_tokenizer(model_dir), base.rows, base.pool, examples=False,
+    return evaluate_policy(model, load_tokenizer(model_dir), rows, base.pool, examples=False,
                            max_new_tokens=max_new_tokens)
 
 
