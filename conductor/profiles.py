@@ -203,7 +203,11 @@ LOCAL = register(ProfileSpec(
     # nightly's own evaluation and gate judge the model), on both cores: 2 threads made a GRPO step
     # 1.39x faster on a quiet 2-core machine (0.93 s against 1.29 s of wall,
     # benchmarks/training_speed.py --threads).
-    nightly_training={"eval_every": 0, "early_stopping_patience": 0, "validation_problems": 8, "torch_threads": 2},
+    # The night's model is trained with effort rows, so the summary shows one row per level (the
+    # nightly evaluates the challenger at each level it was trained on) and the champion obeys
+    # `conductor ask --effort` and `reasoning_effort`; unstated, it is served at medium.
+    nightly_training={"eval_every": 0, "early_stopping_patience": 0, "validation_problems": 8, "torch_threads": 2,
+                      "effort_levels": ["low", "medium", "high"]},
 ))
 
 SMALL_REAL = register(ProfileSpec(
