@@ -60,7 +60,7 @@ TINY = {"sft_problems": 8, "sft_copies": 1, "sft_epochs": 1.0, "per_device_train
         "num_generations": 2, "max_completion_length": 48, "eval_every": 0, "early_stopping_patience": 0,
         "validation_problems": 4}
 s = nightly_flow(NightConfig(steps=2, chunk_steps=1, heldout_problems=4, baselines=[], training_overrides=TINY,
-                             concurrency=2, run_key="drill"))
+                             concurrency=2, run_key="drill", challenger_efforts=[]))  # no row per level
 Path(out).write_text(s.model_dump_json())
 print("completed", flush=True)
 """
