@@ -121,7 +121,7 @@ def recursion_points(models: Sequence[Path], rows: Sequence[PromptRow], pool_fil
                      rounds: int = 3) -> list[Point]:
     """Rounds 1..`rounds` of each model (trained with second rounds) at each level it was trained on,
     each later round reading the one before (benchmarks/recursion.py `measure`), on dice seed 0."""
-    from benchmarks.recursion import measure as measure_rounds
+    from benchmarks.recursion_rounds import measure as measure_rounds
 
     out = []
     for md in models:
