@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from conductor.config import Settings, refuse_accidental_simulation
-from conductor.effort import Effort
+from conductor.effort import Effort, parse_effort
 from conductor.profiles import Profile, get_profile, profile_help
 from conductor.simulation import simulated_note
 from conductor.workers.pool import read_pool_file
@@ -116,7 +116,8 @@ class NightConfig(BaseModel):
         if self.max_usd is not None:
             overrides["max_usd"] = self.max_usd
         trained = overrides.get("effort_levels", get_profile(self.profile).training.get("effort_levels", []))
-        efforts = [Effort(e) for e in (trained if self.challenger_efforts is None else self.challenger_efforts)]
+        asked = trained if self.challenger_efforts is None else self.challenger_efforts
+        efforts = [parse_effort(str(e)) for e in asked]
         workers = [spec.id for spec in files[pool].workers if not spec.is_conductor]
         baselines = [b for spec in self.baselines
                      for b in ([f"single:{w}" for w in workers] if spec == EVERY_SINGLE_WORKER else [spec])]

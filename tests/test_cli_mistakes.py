@@ -125,6 +125,10 @@ def test_set_names_the_nearest_field(home: Path, monkeypatch: pytest.MonkeyPatch
         assert "--set max_step: not a training config field; did you mean max_steps?" in result.output
         result = CliRunner().invoke(app, [*command, "--set", "max_steps=many"])
         assert result.exit_code == 2 and "--set max_steps=many: expected an integer" in result.output, result.output
+        # a value the field's own check refuses, before anything is estimated or planned
+        result = CliRunner().invoke(app, [*command, "--set", 'effort_levels=["extreme"]'])
+        assert result.exit_code == 2 and "Projected" not in result.output, result.output
+        assert "effort must be one of low, medium, high, not 'extreme'" in result.output, result.output
 
 
 def test_debug_shows_the_traceback(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:

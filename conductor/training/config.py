@@ -192,6 +192,7 @@ class ConductorTrainingConfig(GRPOConfig):
     def __post_init__(self) -> None:
         super().__post_init__()
         bad_worker_share(self)  # refused when built, not after a warm start
+        effort_rates(self)  # (an unknown level, or a rate out of range, too)
 
 
 def prompt_format_of(config: ConductorTrainingConfig) -> PromptFormat:
