@@ -90,7 +90,7 @@ class ConductorTrainingConfig(GRPOConfig):
         default_factory=list,
         metadata={"help": "Reward charged per worker call at each of effort_levels, in the same order: a parsed "
                   "rollout earns r - rate x worker calls (unparsed: 0, as always). Empty: each level's default "
-                  "(conductor.effort.DEFAULT_CALL_RATES: low 0.04, medium 0.01, high 0; one more call pays at rate "
+                  "(conductor.effort.DEFAULT_CALL_RATES: low 0.04, medium 0.005, high 0; one more call pays at rate "
                   "c only if it buys 2c points of accuracy, docs/training.md). Each rate times the most calls a rollout makes stays under "
                   "0.5, so a parsed workflow never earns less than an unparsed one."},
     )
@@ -163,6 +163,13 @@ class ConductorTrainingConfig(GRPOConfig):
                   "nightly uses 2); on a shared machine 1 thread wastes less CPU (threads spin on small "
                   "matrices), so the local profile and benchmark seeds run side by side with 1."},
     )
+    keep_freed_memory: bool = field(
+        default=True,
+        metadata={"help": "Keep the memory a training step frees for the next one (glibc's malloc thresholds "
+                  "raised, conductor/training/memory.py) instead of handing it back and faulting it in again: "
+                  "a local-profile training spent a quarter of its CPU in the kernel's page faults before. "
+                  "Process-wide; ignored off glibc or when MALLOC_MMAP_THRESHOLD_ / MALLOC_TRIM_THRESHOLD_ is set."},
+    )
     warm_start_from: str | None = field(
         default=None,
         metadata={"help": "A model directory the SFT warm start fine-tunes into <output_dir>/sft before GRPO "
@@ -230,8 +237,13 @@ def bad_worker_share(config: ConductorTrainingConfig) -> float:
     return share
 
 
-def apply_torch_threads(config: ConductorTrainingConfig) -> None:
-    """Set torch's intra-op thread count from the config (process-wide; 0 leaves it alone)."""
+def apply_process_settings(config: ConductorTrainingConfig) -> None:
+    """Set torch's intra-op thread count (0 leaves it alone) and how malloc keeps freed memory
+    (`keep_freed_memory`) from the config: both process-wide."""
+    if config.keep_freed_memory:
+        from conductor.training.memory import keep_freed_memory
+
+        keep_freed_memory()
     if config.torch_threads > 0:
         import torch
 

@@ -19,7 +19,7 @@ from conductor.models.prompt_format import write_prompt_format
 from conductor.data.schema import Problem
 from conductor.training.callbacks import (BudgetCallback, HeldOutEval, RewardStatsCheckpoint, SecondRoundRefresh,
                                          StepLog, StopAtStep, send_logs_to, world_total)
-from conductor.training.config import (ConductorTrainingConfig, apply_torch_threads, bad_worker_share, effort_rates,
+from conductor.training.config import (ConductorTrainingConfig, apply_process_settings, bad_worker_share, effort_rates,
                                        lora_config, prompt_format_of)
 from conductor.training.dataset import PoolSampling, build_rows, to_dataset, training_pool
 from conductor.training.policy import TransformersPolicy
@@ -161,7 +161,7 @@ def train_grpo(
     from conductor.models.constrained import load_causal_lm
 
     t0 = time.perf_counter()
-    apply_torch_threads(config)
+    apply_process_settings(config)
     out = Path(config.output_dir)
     pool = training_pool(config.pool_file, [*train_problems, *eval_problems], latency_scale=config.simulated_latency_scale)
     rows = build_rows(train_problems, pool, sampling_of(config), seed=config.train_seed)

@@ -10,7 +10,7 @@ from typing import Any
 
 from conductor.data.schema import Problem
 from conductor.training.base_model import init_tiny_conductor
-from conductor.training.config import (ConductorTrainingConfig, apply_torch_threads, bad_worker_share, effort_rates,
+from conductor.training.config import (ConductorTrainingConfig, apply_process_settings, bad_worker_share, effort_rates,
                                        lora_config, prompt_format_of)
 from conductor.training.dataset import PoolSampling, training_pool
 from conductor.training.second_round import recursion_sft_examples
@@ -37,7 +37,7 @@ def warm_started_tiny(
     `model_name_or_path` at the result. Only training problems reach the tokenizer (all of
     them) and SFT (`config.sft_problems` of them, spread over the domains). SFT's figures go to
     `on_log` when given (`warm_start`)."""
-    apply_torch_threads(config)
+    apply_process_settings(config)
     out = Path(config.output_dir)
     all_train = list(train_problems)
     train_problems = take_per_domain(all_train, config.sft_problems, seed=config.seed)
@@ -71,7 +71,7 @@ def warm_started_from(
     it splits anything (no decision tokens, no constrained decoding). LoRA when `lora_r` > 0."""
     if not config.warm_start_from:
         raise ValueError("warm_started_from needs config.warm_start_from (a model directory)")
-    apply_torch_threads(config)
+    apply_process_settings(config)
     out = Path(config.output_dir)
     problems = take_per_domain(list(train_problems), config.sft_problems, seed=config.seed)
     pool = training_pool(config.pool_file, problems)
