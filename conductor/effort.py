@@ -34,12 +34,15 @@ EFFORT_LINES: dict[Effort, str] = {
 # On the simulated local pool's held-out problems (docs/benchmarks.md, test-time scaling; SIMULATED)
 # the oracle worker's one attempt scores 0.724, a self-check 0.773 (+4.9 for one more call), 3 or
 # 4 attempts + an aggregator 0.804 / 0.809 (+1.6 a call over the check). So: low (0.04: 8 points
-# a call) pays for nothing past one call; medium (0.01: 2 points a call) for the check and not the
-# ensembles (which its budget, `EFFORT_MAX_STEPS`, leaves out too); high (0) for any gain. Every
+# a call) pays for nothing past one call; medium (0.005: 1 point a call) for the check and not the
+# ensembles (which its budget, `EFFORT_MAX_STEPS`, leaves out too); high (0) for any gain. Medium
+# was 0.01: a check's +3.8 points (in the phrase library's own wording) then netted 0.009 of
+# reward, and one of three seeds' GRPO let medium fall back to one call, as low
+# (docs/training.md, "Tied wordings"); at 0.005 it nets 0.014. Every
 # rate stays under 0.5 / (the most calls a rollout makes), so a parsed workflow always earns more
 # than an unparsed one (0), whatever it spends
 # (conductor/training/config.py `effort_rates` checks).
-DEFAULT_CALL_RATES: dict[Effort, float] = {Effort.LOW: 0.04, Effort.MEDIUM: 0.01, Effort.HIGH: 0.0}
+DEFAULT_CALL_RATES: dict[Effort, float] = {Effort.LOW: 0.04, Effort.MEDIUM: 0.005, Effort.HIGH: 0.0}
 
 
 # The steps a first round may run at each level: a budget in worker calls the prompt states ("At

@@ -57,7 +57,7 @@ async def test_the_reward_charges_calls_at_the_rows_level(pool):
     levels = ["low", "medium", "high", None, "low", "low"]
     out = await reward(prompts=[None] * 6, completions=texts, problem=[PROBLEMS[0].model_dump_json()] * 6,
                        pool_ids=[["right", "wrong"]] * 6, effort=levels)
-    assert out == pytest.approx([1 - 0.04, 1 - 2 * 0.01, 1.0, 1.0, 0.5 - 0.04, 0.0])
+    assert out == pytest.approx([1 - 0.04, 1 - 2 * 0.005, 1.0, 1.0, 0.5 - 0.04, 0.0])
     # the trace records the prompt the row stated, and its reward unshaped
     assert EFFORT_LINES[Effort.LOW] in sunk[0].conductor_prompt[-1].content and sunk[0].reward == 1.0
     assert not any(line in sunk[3].conductor_prompt[-1].content for line in EFFORT_LINES.values())

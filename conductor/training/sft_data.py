@@ -13,7 +13,8 @@ the plan and the kind of task, then the three lists:
   a chain), so the warm start can write every shape and GRPO keeps the ones that pay.
 - Each step's wording is drawn uniformly from a phrasing library written independently of the
   simulated pool's scoring (`strategies.phrases`): precise, generic and loose wordings per kind
-  of task and role. Which wording pays is for GRPO to find.
+  of task and role; most of the time one wording per role, repeated by its steps (the attempts
+  of an ensemble share their instruction). Which wording pays is for GRPO to find.
 - Workers: one worker for every step most of the time (`p_tied`), else each step's own; the
   worker is drawn uniformly among those offered, so SFT teaches no routing.
 

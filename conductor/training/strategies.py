@@ -136,9 +136,18 @@ def all_phrases() -> list[str]:
     return sorted(out)
 
 
-def draw_workflow(plan: Plan, kind: str, workers: Sequence[int], rng: random.Random, *, p_tied: float = 0.7) -> Workflow:
+def draw_workflow(plan: Plan, kind: str, workers: Sequence[int], rng: random.Random, *, p_tied: float = 0.7,
+                  p_tied_wording: float = 0.7) -> Workflow:
     """`plan` for a task of `kind`: with probability `p_tied` every step on one worker, else each
-    step's worker drawn at random; each step's wording drawn uniformly from the library."""
+    step's worker drawn at random; each step's wording drawn uniformly from the library, and
+    with probability `p_tied_wording` one wording per role, repeated by every step of that role.
+
+    Why words are tied as workers are: attempts are usually one instruction pasted k times. With
+    each attempt's wording drawn on its own, GRPO had to find the best wording once per step,
+    each a quarter of an ensemble's reward signal, and the effort models' high plans kept
+    "Solve the task." for half their attempts where their one-call plans had learned a precise
+    wording (docs/training.md, "Tied wordings"). Tied, a trained policy can copy the wording it
+    learned for the first attempt; which wording pays is still GRPO's to find."""
     workers = list(workers)
     if rng.random() < p_tied:
         chosen = [rng.choice(workers)] * plan.steps
@@ -146,7 +155,11 @@ def draw_workflow(plan: Plan, kind: str, workers: Sequence[int], rng: random.Ran
         chosen = [rng.choice(workers) for _ in range(plan.steps)]
     if plan.name == "check" and len(workers) > 1:  # half self-checks, half checks by another worker
         chosen[1] = chosen[0] if rng.random() < 0.5 else rng.choice([w for w in workers if w != chosen[0]])
-    subtasks = tuple(rng.choice(phrases(kind, role)) for role in plan.roles)
+    if rng.random() < p_tied_wording:
+        by_role = {role: rng.choice(phrases(kind, role)) for role in dict.fromkeys(plan.roles)}
+        subtasks = tuple(by_role[role] for role in plan.roles)
+    else:
+        subtasks = tuple(rng.choice(phrases(kind, role)) for role in plan.roles)
     return Workflow(model_id=tuple(chosen), subtasks=subtasks, access_list=plan.access)
 
 
