@@ -73,6 +73,7 @@ class Point:
     accuracy: list[float] = dataclasses.field(default_factory=list)
     calls: list[float] = dataclasses.field(default_factory=list)
     usd: list[float | None] = dataclasses.field(default_factory=list)
+    writes: str = ""  # a trained model's: what it wrote, per domain (`what_it_writes`)
 
     def add(self, r: EvalResult) -> None:
         self.accuracy.append(r.accuracy)
@@ -111,6 +112,37 @@ def model_texts(model_dir: Path, rows: Sequence[PromptRow], pool: Pool) -> list[
 
     prompts = [[m.model_dump() for m in row_messages(r, pool, examples=False)] for r in rows]
     return generate_workflows(load_causal_lm(model_dir), load_tokenizer(model_dir), prompts, max_new_tokens=128)
+
+
+def what_it_writes(texts: Sequence[str], rows: Sequence[PromptRow], pool: Pool) -> str:
+    """Per domain, the most written plan and workers with their share, and each role's most
+    written wording with its share of that role's steps ("unparsed" counts what did not parse)."""
+    import collections
+
+    from conductor.training.strategies import plan_of
+    from conductor.workflow import Workflow, parse
+
+    by_domain: dict[str, list[tuple[str, Workflow | None]]] = {}
+    for text, row in zip(texts, rows):
+        wf = parse(text, [s.id for s in row.offered(pool).specs], max_steps=9)
+        by_domain.setdefault(row.problem.domain, []).append((text, wf if isinstance(wf, Workflow) else None))
+    parts = []
+    for domain, got in sorted(by_domain.items()):
+        shapes = collections.Counter((p.name if (p := plan_of(wf)) else f"{len(wf)} steps") if wf else "unparsed"
+                                     for _, wf in got)
+        shape, n = shapes.most_common(1)[0]
+        workers = collections.Counter(wf.model_id for _, wf in got if wf)
+        words: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
+        for _, wf in got:
+            plan = plan_of(wf) if wf else None
+            for role, sub in zip(plan.roles if plan else (), wf.subtasks if wf else ()):
+                words[role][sub] += 1
+        said = "; ".join(f"{role}: \"{' '.join(c.most_common(1)[0][0].split()[:4])} ...\" "
+                         f"{c.most_common(1)[0][1] / sum(c.values()):.2f}" for role, c in words.items())
+        top = workers.most_common(1)[0][0] if workers else ()
+        names = ", ".join(pool.specs[i].id for i in dict.fromkeys(top))
+        parts.append(f"{domain}: {shape} {n / len(got):.2f} on {names or '-'} ({said})")
+    return " | ".join(parts)
 
 
 def trained_levels(model_dir: Path) -> list[Effort | None]:
@@ -178,6 +210,10 @@ def measure(problems: list[Problem], pool_file: Path, models: Sequence[Path], se
         for md in models:
             texts[(str(md), str(level or "none"))] = (model_texts(md, leveled, pool), leveled, None)
     points = {key: Point(*key) for key in texts}
+    for md in models:
+        for level in LEVELS:
+            key = (str(md), str(level or "none"))
+            points[key].writes = what_it_writes(texts[key][0], texts[key][1], pool)
     for seed in seeds:
         for key, (t, rs, execution) in texts.items():
             fresh = fresh_pool(pool_file, problems, seed)
@@ -295,6 +331,7 @@ def main() -> None:
     models = (f"Trained models: {ns.note} Their rows: one per level, and none stated." if ns.models else
               "A trained model's rows (one per level, and none stated) come with MODEL_DIR.")
     bars = bar_lines(points)
+    writes = [f"- {p.method}, {p.level}: {p.writes}" for p in points if p.writes]
     body = "\n".join(lines) + (
         f"\n\n{len(test)} held-out bank problems, SIMULATED {ns.pool} pool, seeds {' '.join(map(str, ns.seeds))} "
         f"(the simulated workers' dice; every method meets the same); {cpu:.1f} CPU-minutes in all. Worker calls "
@@ -306,6 +343,8 @@ def main() -> None:
         "pool's first workers (no routing), so it sits below them; it shows the level moving the calls (1 / 2 / 4) "
         f"and accuracy with them. {models} "
         f"`python benchmarks/test_time_scaling.py [MODEL_DIR ...] --pool {ns.pool}`."
+        + ("\n\nWhat each model writes (greedy; per domain: its most written plan and its share, the workers, each "
+           "role's most written wording and its share of that role's steps):\n" + "\n".join(writes) if writes else "")
         + ("\n\nThe effort bars (issue 32), per model:\n" + "\n".join(bars) if bars else ""))
     print(body, flush=True)
     title = f"Test-time scaling by effort, {ns.pool} pool, {len(test)} held-out"
