@@ -114,26 +114,25 @@ def model_texts(model_dir: Path, rows: Sequence[PromptRow], pool: Pool) -> list[
     return generate_workflows(load_causal_lm(model_dir), load_tokenizer(model_dir), prompts, max_new_tokens=128)
 
 
-def what_it_writes(texts: Sequence[str], rows: Sequence[PromptRow], pool: Pool) -> str:
-    """Per domain, the most written plan and workers with their share, and each role's most
+def what_it_writes(result: EvalResult, pool: Pool) -> str:
+    """Per domain, from a scored run's traces (each workflow as the run parsed it, within its
+    level's budget): the most written plan and workers with their share, and each role's most
     written wording with its share of that role's steps ("unparsed" counts what did not parse)."""
     import collections
 
     from conductor.training.strategies import plan_of
-    from conductor.workflow import Workflow, parse
 
-    by_domain: dict[str, list[tuple[str, Workflow | None]]] = {}
-    for text, row in zip(texts, rows):
-        wf = parse(text, [s.id for s in row.offered(pool).specs], max_steps=9)
-        by_domain.setdefault(row.problem.domain, []).append((text, wf if isinstance(wf, Workflow) else None))
+    by_domain: dict[str, list] = {}
+    for trace in result.traces:
+        by_domain.setdefault(trace.domain, []).append(trace.workflow)
     parts = []
     for domain, got in sorted(by_domain.items()):
         shapes = collections.Counter((p.name if (p := plan_of(wf)) else f"{len(wf)} steps") if wf else "unparsed"
-                                     for _, wf in got)
+                                     for wf in got)
         shape, n = shapes.most_common(1)[0]
-        workers = collections.Counter(wf.model_id for _, wf in got if wf)
+        workers = collections.Counter(wf.model_id for wf in got if wf)
         words: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
-        for _, wf in got:
+        for wf in got:
             plan = plan_of(wf) if wf else None
             for role, sub in zip(plan.roles if plan else (), wf.subtasks if wf else ()):
                 words[role][sub] += 1
@@ -210,14 +209,14 @@ def measure(problems: list[Problem], pool_file: Path, models: Sequence[Path], se
         for md in models:
             texts[(str(md), str(level or "none"))] = (model_texts(md, leveled, pool), leveled, None)
     points = {key: Point(*key) for key in texts}
-    for md in models:
-        for level in LEVELS:
-            key = (str(md), str(level or "none"))
-            points[key].writes = what_it_writes(texts[key][0], texts[key][1], pool)
+    trained = {(str(md), str(level or "none")) for md in models for level in LEVELS}
     for seed in seeds:
         for key, (t, rs, execution) in texts.items():
             fresh = fresh_pool(pool_file, problems, seed)
-            points[key].add(asyncio.run(score_texts(t, rs, fresh, examples=False, seed=seed, execution=execution)))
+            result = asyncio.run(score_texts(t, rs, fresh, examples=False, seed=seed, execution=execution))
+            points[key].add(result)
+            if key in trained and seed == seeds[0]:  # what it wrote: the same texts on every seed
+                points[key].writes = what_it_writes(result, fresh)
     # the best single worker, by mean accuracy over the seeds: one row
     singles = [p for k, p in points.items() if k[1] == "single"]
     best = max(singles, key=lambda p: statistics.mean(p.accuracy))
