@@ -25,7 +25,8 @@ HEADER = (
 def write_section(path: Path, key: str, title: str, body: str) -> None:
     text = path.read_text() if path.exists() else HEADER
     stamp = datetime.now(UTC).strftime("%Y-%m-%d")
-    block = f"<!-- {key}:start -->\n## {title}\n\n_Measured {stamp}._ {body.strip()}\n<!-- {key}:end -->"
+    # the stamp is a paragraph of its own: a table right after it on one line would not render
+    block = f"<!-- {key}:start -->\n## {title}\n\n_Measured {stamp}._\n\n{body.strip()}\n<!-- {key}:end -->"
     pattern = re.compile(rf"<!-- {re.escape(key)}:start -->.*?<!-- {re.escape(key)}:end -->", re.DOTALL)
     text = pattern.sub(lambda _m: block, text) if pattern.search(text) else text.rstrip() + "\n\n" + block + "\n"
     path.parent.mkdir(parents=True, exist_ok=True)
