@@ -19,9 +19,12 @@ add attempts / replace).
 warm start, after its own first rounds run over the pool) and `second_round_fraction=0.5` (half the
 GRPO rows are second rounds after a first round the policy being trained writes as the row is
 drawn, trained on with the final answer's reward). `--fixed` runs each domain's
-oracle worker with the phrasing library's best wording (by the simulator's own instruction
-quality: a ceiling, not a policy): 4 attempts + aggregator; 4 more + an aggregator reading both
-rounds where the first 4 disagree; and always.
+oracle worker with the phrase library's best wording (`compare.library_wording`, both picked on
+as many training-split problems: a ceiling of the Conductor's vocabulary, not a policy), over
+three dice seeds: after each level's usual first round
+(one attempt, a self-check, 4 attempts + aggregator), every second round that fits its step limit
+(keep; a check by the oracle or by another worker; k more attempts + an aggregator reading both
+rounds), and after 4 attempts, 4 more only where they disagree.
 """
 from __future__ import annotations
 
@@ -42,68 +45,99 @@ from benchmarks.report import write_section  # noqa: E402
 from conductor.effort import Effort  # noqa: E402
 from conductor.executor import Round, RunOptions  # noqa: E402
 from conductor.prompts import agreement  # noqa: E402
+from conductor.training.compare import Wording, baselines, library_wording, selection_problems  # noqa: E402
 from conductor.training.config import local_profile  # noqa: E402
 from conductor.training.dataset import PoolSampling, build_rows, row_messages, training_pool  # noqa: E402
 from conductor.training.problems import bank_splits, take_per_domain  # noqa: E402
 from conductor.training.rollout import prior_steps, rollout  # noqa: E402
-from conductor.training.strategies import PLAN_BY_NAME, phrases  # noqa: E402
+from conductor.training.strategies import PLAN_BY_NAME  # noqa: E402
 from conductor.workflow import DEFAULT_MAX_STEPS, Workflow, later_round_max_steps, render  # noqa: E402
 
 from benchmarks.recursion_rounds import ACTIONS, DOMAINS, measure, right, summary  # noqa: E402
 
 
-# ---- the environment's fixed rows: each domain's oracle worker (local.yaml: 0 generalist, 1 coder,
-# 2 mathematician) with the phrasing library's best wording by the simulator's instruction quality
-
-ORACLE = {"math": 2, "choice": 0, "freeform": 2, "code": 1}
-
-
-def best_wordings(problems) -> dict[tuple[str, str], str]:  # noqa: ANN001
-    from conductor.workers.simulated.instructions import instruction_quality
-
-    best = {}
-    for d in DOMAINS:
-        ps = [p for p in problems if p.domain == d][:40]
-        for role in ("solve", "check", "combine"):
-            best[(d, role)] = max(phrases(d, role), key=lambda s: sum(instruction_quality(p, s) for p in ps))
-    return best
+# ---- the environment's fixed rows: each domain's oracle worker with the phrase library's best
+# wording, both picked on training-split problems (the comparator benchmarks/test_time_scaling.py
+# judges the effort levels by), never on the held-out rows they are scored on
 
 
-def oracle_workflow(plan, d: str, best: dict[tuple[str, str], str]) -> Workflow:  # noqa: ANN001
-    """`plan` on domain `d`'s oracle worker, each step worded with its role's best wording (a
-    check's own; every other role but combine as an attempt)."""
-    return Workflow(model_id=(ORACLE[d],) * plan.steps,
-                    subtasks=tuple(best[(d, role if role in ("check", "combine") else "solve")] for role in plan.roles),
-                    access_list=plan.access)
+@dataclasses.dataclass(frozen=True)
+class Fixed:
+    """How the fixed rows write a plan: on the domain's oracle worker, each step in its role's
+    library wording (`compare.library_wording`)."""
+
+    oracle: dict[str, int]
+    wording: Wording
+
+    def workflow(self, plan, problem) -> Workflow:  # noqa: ANN001
+        role = {"check": "verify", "combine": "combine"}
+        return Workflow(model_id=(self.oracle[problem.domain],) * plan.steps,
+                        subtasks=tuple(self.wording(problem, role.get(r, "solve")) for r in plan.roles),
+                        access_list=plan.access)
 
 
-def fixed_rows(rows, pool) -> list[tuple[str, dict]]:  # noqa: ANN001
-    best = best_wordings([r.problem for r in rows])
-    attempts_4, more_4 = PLAN_BY_NAME["attempts_4"], PLAN_BY_NAME["more_4"]
+def fixed_choice(rows) -> Fixed:  # noqa: ANN001
+    base = baselines(selection_problems([r.problem for r in rows]), local_profile("/tmp/unused").pool_file,
+                     latency_scale=0.0)
+    return Fixed(oracle=base.oracle_workers, wording=library_wording(base))
 
-    async def one(i: int, r):  # noqa: ANN001, ANN202
+
+# The first rounds of the fixed rows: what each effort level's models write (low one attempt,
+# medium a self-check, high 4 attempts + aggregator), and after each, every second round that fits
+# its step limit (`later_round_max_steps`). A recheck is also run on a worker other than the oracle.
+FIRST_PLANS = ("single", "check", "attempts_4")
+OTHER = {0: 2, 1: 2, 2: 0}  # a worker that is not the domain's oracle (local.yaml), by oracle
+
+
+def fixed_rows(rows, pool, dice: tuple[int, ...] = (0, 1, 2)) -> list[tuple[str, dict]]:  # noqa: ANN001
+    """The environment's two-round ceilings: per first plan (on the oracle worker, best wording),
+    each second round that fits, and for 4 attempts a second round only where they disagree; each
+    question run once per `dice` seed (the rows are their pooled runs)."""
+    from conductor.training.strategies import RECURSION_PLANS
+
+    fixed = fixed_choice(rows)
+    runs: dict[tuple[str, str], list[tuple[bool, bool, int, int]]] = collections.defaultdict(list)
+
+    async def one(i: int, r, first_plan: str, k: int) -> None:  # noqa: ANN001
         d, offered = r.problem.domain, r.offered(pool)
-        options = RunOptions().seeded(i)
-        first = await rollout(render(oracle_workflow(attempts_4, d, best)), r.problem, offered, options,
-                              messages=row_messages(r, pool, examples=False))
+        options = RunOptions().seeded(i + 100_003 * k)
+        first = await rollout(render(fixed.workflow(PLAN_BY_NAME[first_plan], r.problem)), r.problem, offered,
+                              options, messages=row_messages(r, pool, examples=False))
         prior = prior_steps(first)
-        second = await rollout(render(oracle_workflow(more_4, d, best)), r.problem, offered, options, messages=[],
-                               within=Round(depth=1, prior=tuple(prior)))
-        return first, second, agreement(prior[:4]) < 4
+        runs[(first_plan, "keep")].append((right(first), right(first), first.calls, first.calls))
+        limit = later_round_max_steps(DEFAULT_MAX_STEPS, len(prior))
+        seconds = [(p.name, fixed.workflow(p, r.problem)) for p in RECURSION_PLANS if 0 < p.steps <= limit]
+        w = fixed.workflow(PLAN_BY_NAME["recheck"], r.problem)
+        seconds.insert(1, ("recheck_other", w.model_copy(update={"model_id": (OTHER[fixed.oracle[d]],)})))
+        for name, workflow in seconds:
+            second = await rollout(render(workflow), r.problem, offered, options, messages=[],
+                                   within=Round(depth=1, prior=tuple(prior)))
+            runs[(first_plan, name)].append((right(first), right(second), first.calls, first.calls + second.calls))
+            if name == "more_4":  # only where the first round's 4 attempts disagree
+                act = agreement(prior[:4]) < 4
+                runs[(first_plan, "more_4 where they disagree")].append(
+                    (right(first), right(second) if act else right(first), first.calls,
+                     first.calls + (second.calls if act else 0)))
 
-    async def everything():  # noqa: ANN202
-        return [await one(i, r) for i, r in enumerate(rows)]
+    async def everything() -> None:
+        for first_plan in FIRST_PLANS:
+            for k in dice:
+                for i, r in enumerate(rows):
+                    await one(i, r, first_plan, k)
 
-    runs = asyncio.run(everything())
-    firsts = [right(f) for f, _, _ in runs]
-    c1 = [f.calls for f, _, _ in runs]
-    both = [right(s) for _, s, _ in runs]
-    c2 = [f.calls + s.calls for f, s, _ in runs]
-    gated = [right(s) if dis else right(f) for f, s, dis in runs]
-    cg = [f.calls + (s.calls if dis else 0) for f, s, dis in runs]
-    return [("4 attempts + aggregator", summary(rows, firsts, firsts, c1, c1)),
-            ("where the 4 disagree: 4 more + an aggregator reading both rounds", summary(rows, firsts, gated, c1, cg)),
-            ("always: 4 more + an aggregator reading both rounds", summary(rows, firsts, both, c1, c2))]
+    asyncio.run(everything())
+    out = []
+    for (first_plan, second), v in runs.items():
+        label = f"{first_plan}, then {SECOND_LABELS.get(second, second)}"
+        out.append((label, summary([None] * len(v), [a for a, _, _, _ in v], [b for _, b, _, _ in v],
+                                   [c for _, _, c, _ in v], [c for _, _, _, c in v])))
+    return out
+
+
+SECOND_LABELS = {"keep": "keep", "recheck": "a check by the oracle worker",
+                 "recheck_other": "a check by another worker",
+                 "more_4 where they disagree": "4 more + an aggregator reading both rounds, where the 4 disagree",
+                 **{f"more_{k}": f"{k} more + an aggregator reading both rounds" for k in range(1, 5)}}
 
 
 def plans_after_policy(model_dir: Path, rows, pool) -> list[str]:  # noqa: ANN001
@@ -119,10 +153,10 @@ def plans_after_policy(model_dir: Path, rows, pool) -> list[str]:  # noqa: ANN00
     model, tok = load_causal_lm(model_dir), load_tokenizer(model_dir)
     prompts = [[m.model_dump() for m in row_messages(r, pool, examples=False)] for r in rows]
     texts = generate_workflows(model, tok, prompts, max_new_tokens=128)
-    best = best_wordings([r.problem for r in rows])
+    fixed = fixed_choice(rows)
 
     async def one(i: int, r):  # noqa: ANN001, ANN202
-        d, offered = r.problem.domain, r.offered(pool)
+        offered = r.offered(pool)
         options = RunOptions().seeded(i)
         first = await rollout(texts[i], r.problem, offered, options, messages=prompts[i])
         prior = prior_steps(first)
@@ -132,7 +166,7 @@ def plans_after_policy(model_dir: Path, rows, pool) -> list[str]:  # noqa: ANN00
             if not plan.steps or plan.steps > limit or not first.steps:
                 out[plan.name] = (right(first), first.calls)
                 continue
-            second = await rollout(render(oracle_workflow(plan, d, best)), r.problem, offered, options, messages=[],
+            second = await rollout(render(fixed.workflow(plan, r.problem)), r.problem, offered, options, messages=[],
                                    within=Round(depth=1, prior=tuple(prior)))
             out[plan.name] = (right(second), first.calls + second.calls)
         return out

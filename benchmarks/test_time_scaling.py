@@ -46,7 +46,7 @@ from conductor.data.schema import Problem  # noqa: E402
 from conductor.effort import Effort  # noqa: E402
 from conductor.planners import TemplatePlanner  # noqa: E402
 from conductor.training.compare import (Wording, attempts_text, baselines, library_wording,  # noqa: E402
-                                         self_verify_text, single_text)
+                                         selection_problems, self_verify_text, single_text)
 from conductor.methods import REPEAT_SEED_STRIDE  # noqa: E402
 from conductor.training.dataset import CONDUCTOR_SPEC, PromptRow, row_messages  # noqa: E402
 from conductor.training.evaluate import EvalResult, score_texts  # noqa: E402
@@ -168,13 +168,6 @@ def recursion_points(models: Sequence[Path], rows: Sequence[PromptRow], pool_fil
                 p.accuracy, p.calls, p.usd = [m[f"acc{k}"]], [m[f"calls{k}"]], [m[f"usd{k}"]]
                 out.append(p)
     return out
-
-
-def selection_problems(problems: Sequence[Problem]) -> list[Problem]:
-    """As many training-split problems per domain as `problems` has: where the comparator's wording
-    is picked, so that it is not picked on the rows it is scored on."""
-    held_out = {p.id for p in problems}
-    return take_per_domain([p for p in bank_splits().train if p.id not in held_out], len(problems), seed=0)
 
 
 def measure(problems: list[Problem], pool_file: Path, models: Sequence[Path], seeds: Sequence[int],

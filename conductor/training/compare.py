@@ -19,6 +19,7 @@ from conductor.models.tiny import load_tokenizer
 from conductor.simulation import simulated_note
 from conductor.training.dataset import PoolSampling, PromptRow, build_rows, training_pool
 from conductor.training.evaluate import EvalResult, evaluate_policy, score_texts
+from conductor.training.problems import bank_splits, take_per_domain
 from conductor.workers.pool import Pool
 from conductor.workers.simulated.instructions import on_topic_instruction
 from conductor.workflow import Workflow, render
@@ -176,3 +177,11 @@ def library_wording(base: Baselines) -> Wording:
         pick(domain, "verify", self_verify_text)
         pick(domain, "combine", lambda w, p, wd: attempts_text(w, p, 4, wd))
     return lambda problem, role: chosen[(problem.domain, role)]
+
+
+def selection_problems(problems: Sequence[Problem]) -> list[Problem]:
+    """As many training-split problems per domain as `problems` has: where a comparator's wording
+    (`library_wording`) is picked before it is scored on `problems`, so that it is not picked on
+    the rows it is scored on (the largest of several noisy estimates is biased upward)."""
+    held_out = {p.id for p in problems}
+    return take_per_domain([p for p in bank_splits().train if p.id not in held_out], len(problems), seed=0)
