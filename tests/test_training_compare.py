@@ -4,13 +4,14 @@ one domain and always wrong in the other."""
 
 from __future__ import annotations
 
+import collections
 from pathlib import Path
 
 import pytest
 import yaml
 
 from conductor.shapes import shape_of
-from conductor.training.compare import ORACLE_STRATEGIES, attempts_text, baselines, oracle_strategy
+from conductor.training.compare import ORACLE_STRATEGIES, attempts_text, baselines, oracle_strategy, selection_problems
 from conductor.training.problems import bank_splits
 from conductor.workers.simulated.instructions import on_topic_instruction
 
@@ -55,3 +56,16 @@ def test_an_aggregator_needs_two_attempts() -> None:
     with pytest.raises(ValueError, match="at least 2 attempts"):
         attempts_text(0, bank_splits().test[0], 1)
     assert set(ORACLE_STRATEGIES) == set(EXPECTED)
+
+
+def test_a_comparators_wording_is_picked_off_the_rows_it_is_scored_on() -> None:
+    """`selection_problems`: as many training-split problems as the held-out rows, spread evenly
+    over the domains, none of them a held-out one (a wording picked on the rows it is scored on is
+    biased upward)."""
+    splits = bank_splits()
+    held_out = splits.test[:40]
+    picked = selection_problems(held_out)
+    assert len(picked) == len(held_out)
+    assert {p.id for p in picked} <= {p.id for p in splits.train}
+    assert not {p.id for p in picked} & {p.id for p in held_out}
+    assert sorted(collections.Counter(p.domain for p in picked).values()) == [10, 10, 10, 10]

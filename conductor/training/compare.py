@@ -180,7 +180,8 @@ def library_wording(base: Baselines) -> Wording:
 
 
 def selection_problems(problems: Sequence[Problem]) -> list[Problem]:
-    """As many training-split problems per domain as `problems` has: where a comparator's wording
+    """As many training-split problems as `problems`, spread evenly over the domains
+    (`take_per_domain`), none of them one of `problems`: where a comparator's wording
     (`library_wording`) is picked before it is scored on `problems`, so that it is not picked on
     the rows it is scored on (the largest of several noisy estimates is biased upward)."""
     held_out = {p.id for p in problems}
