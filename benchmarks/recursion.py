@@ -187,19 +187,20 @@ def plans_after_policy(model_dir: Path, rows, pool) -> list[str]:  # noqa: ANN00
 
 
 def with_limit_marks(model, tok, pool) -> str:  # noqa: ANN001
-    """A model saved before its automaton knew step limits: the same grammar rebuilt over its own
-    tokenizer, now with the limit marks (refused if the grammar came out any different)."""
+    """A model saved before its automaton knew step limits or later rounds: the same grammar
+    rebuilt over its own tokenizer, now with the limit and later-round marks (refused if the
+    grammar came out any different)."""
     from conductor.models.automaton import DecisionAutomaton
     from conductor.training.base_model import conductor_automaton
 
     saved = DecisionAutomaton.from_config(model.config.decision_automaton)
-    if saved.limit_marks:
+    if saved.limit_marks and saved.later_round_mark:
         return "as saved"
     rebuilt = conductor_automaton(tok, pool.specs)
     if rebuilt.edges != saved.edges:
         raise SystemExit("the rebuilt grammar differs from the saved one: not the same model's")
     model.config.decision_automaton = rebuilt.to_config()
-    return "limit marks added"
+    return "marks added"
 
 
 def parse_rates(model_dir: Path, rows, pool, *, n: int = 32, samples: int = 4,  # noqa: ANN001
@@ -291,7 +292,8 @@ def main() -> None:
     ap.add_argument("--parse", action="store_true",
                     help="only the parse rates at temperature 1 (first rounds, and second rounds after each plan)")
     ap.add_argument("--limit-marks", action="store_true",
-                    help="with --parse: decode models saved before step-limit marks with them (same grammar)")
+                    help="with --parse: decode models saved before step-limit or later-round marks with them "
+                         "(same grammar)")
     ap.add_argument("--after-policy", action="store_true",
                     help="only what each second-round plan (oracle worker, best wording) earns after each model's "
                          "own first rounds")

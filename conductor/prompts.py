@@ -262,6 +262,11 @@ def compact_round(prior: Sequence[PriorStep], specs: Sequence[WorkerSpec]) -> st
     return "\n".join(lines + [agreement_line(prior)]) if lines else "(none)"
 
 
+# The line that opens the earlier round in a later round's prompt: the decoder reads a prompt as a
+# later round's by it (`DecisionAutomaton.later_round_mark`).
+EARLIER_WORKFLOW_HEADER = "# Earlier workflow"
+
+
 def recursion_messages(
     question: str,
     specs: Sequence[WorkerSpec],
@@ -282,7 +287,7 @@ def recursion_messages(
         )
     messages[-1] = Message(
         role="user",
-        content=f"{messages[-1].content}\n\n# Earlier workflow\n{shown}\n\n{RECURSION_INSTRUCTION}",
+        content=f"{messages[-1].content}\n\n{EARLIER_WORKFLOW_HEADER}\n{shown}\n\n{RECURSION_INSTRUCTION}",
     )
     return messages
 

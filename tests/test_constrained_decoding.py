@@ -61,8 +61,8 @@ def test_an_untrained_conductor_writes_only_workflows_that_parse(untrained, trai
     plans = collections.Counter()
     for text in texts:
         # The grammar holds second rounds' plans too (keep the answer: no steps; steps reading
-        # "prev"): every sample parses as a second round; which round writes what is learned.
-        workflow = parse(text, len(pool.specs), allow_empty=True, earlier_round=True)
+        # "prev"), but a first round's prompt never samples one: every sample parses as a first round.
+        workflow = parse(text, len(pool.specs))
         assert not hasattr(workflow, "reason"), (text, workflow)
         plan = stated_plan(text)
         assert plan is plan_of(workflow) is not None, text
@@ -71,7 +71,7 @@ def test_an_untrained_conductor_writes_only_workflows_that_parse(untrained, trai
         for subtask, role in zip(workflow.subtasks, plan.roles, strict=True):
             assert subtask in phrases(kind, role), (kind, role, subtask)
         plans[plan.name] += 1
-    assert len(plans) == len(GRAMMAR_PLANS), plans
+    assert set(plans) == {p.name for p in PLANS}, plans
 
 
 def test_the_automaton_travels_with_the_saved_model(untrained, tmp_path) -> None:
@@ -118,6 +118,44 @@ def test_every_warm_start_completion_is_accepted_and_nothing_else(untrained, tra
     wrong = completion_text(problem, one_step, single).replace(single.sentence, three.sentence, 1)
     assert stated_plan(wrong) is three
     assert not automaton.accepts(ids(wrong))
+
+
+def test_a_later_rounds_plans_only_where_the_prompt_shows_an_earlier_round() -> None:
+    """Tokens 5 and 6 open a first round's plans, 7 a later round's; 90 91 is the mark an
+    earlier round's header leaves in a prompt. A model saved before the mark is not limited."""
+    automaton = DecisionAutomaton.from_triples(0, [(0, 5, 1), (0, 6, 1), (0, 7, 1)], later_round_plans=[7],
+                                               later_round_mark=[90, 91])
+    first, later = [1, 2, 90, 3], [1, 90, 91, 3]
+    assert automaton.later_round(first) is False and automaton.later_round(later) is True
+    assert automaton.allowed(0, later_round=automaton.later_round(first)) == [5, 6]
+    assert automaton.allowed(0, later_round=automaton.later_round(later)) == [5, 6, 7]
+    assert DecisionAutomaton.from_config(automaton.to_config()) == automaton
+    old = {k: v for k, v in automaton.to_config().items() if not k.startswith("later_round")}
+    assert DecisionAutomaton.from_config(old).later_round(first) is None
+    assert DecisionAutomaton.from_config(old).allowed(0, later_round=None) == [5, 6, 7]
+
+
+def test_the_later_round_mark_is_in_later_prompts_only_or_refused() -> None:
+    from conductor.training.sft_data import later_round_mark
+
+    assert later_round_mark([90, 91], [1, 2, 3], [1, 90, 91, 3]) == (90, 91)
+    with pytest.raises(ValueError, match="does not tell"):
+        later_round_mark([90, 91], [1, 90, 91], [1, 90, 91, 3])  # in a first round's prompt too
+
+
+def test_later_round_prompts_still_sample_later_round_plans(untrained, train) -> None:
+    """Random weights, temperature 1, after a round of 4 steps: keeping the answer, a check and
+    attempts that read the earlier round are all drawn (the mark is found in the real prompts)."""
+    from conductor.models.constrained import load_causal_lm
+    from conductor.models.tiny import load_tokenizer
+    from conductor.training.strategies import RECURSION_PLANS
+
+    path, pool = untrained
+    model, tokenizer = load_causal_lm(path), load_tokenizer(path)
+    rows = build_rows(train[:16], pool, PoolSampling(), seed=0)
+    texts = _sample(model, tokenizer, _later_round_prompts(rows, pool, 4), 8)
+    written = collections.Counter(getattr(stated_plan(t), "name", "?") for t in texts)
+    assert {p.name for p in RECURSION_PLANS if p.steps <= 4} <= set(written), written
 
 
 def test_an_automaton_refuses_a_token_that_leads_two_ways() -> None:

@@ -34,7 +34,12 @@ class DecisionAutomaton:
     grammar that names workers) and `worker_marks` the worker each listing token offers ("Model 2:
     ..." lines), so that no step goes to a worker the prompt does not offer. Why: such a workflow
     does not parse, and its reward of 0 taught GRPO to put every step on "Model 0" or "Model 1"
-    (offered in every row), whatever worker sat there (issue 35)."""
+    (offered in every row), whatever worker sat there (issue 35).
+
+    A later round's plans (keep the earlier answer, a check or attempts that read it through
+    "prev") do not parse in a first round. `later_round_plans` are their plan tokens and
+    `later_round_mark` the token ids by which a later round's prompt shows the earlier round, so
+    that a first round never samples one (at temperature 1, 4 % of one model's first rounds did)."""
 
     start: int
     edges: dict[int, dict[int, int]]
@@ -42,13 +47,16 @@ class DecisionAutomaton:
     limit_marks: dict[int, tuple[int, ...]] = field(default_factory=dict)
     worker_tokens: dict[int, Worker] = field(default_factory=dict)
     worker_marks: dict[int, Worker] = field(default_factory=dict)
+    later_round_plans: frozenset[int] = frozenset()
+    later_round_mark: tuple[int, ...] = ()
 
     @classmethod
     def from_triples(cls, start: int, triples: Iterable[tuple[int, int, int]], *,
                      plan_steps: dict[int, int] | None = None,
                      limit_marks: dict[int, Sequence[int]] | None = None,
                      worker_tokens: dict[int, Worker] | None = None,
-                     worker_marks: dict[int, Worker] | None = None) -> DecisionAutomaton:
+                     worker_marks: dict[int, Worker] | None = None,
+                     later_round_plans: Iterable[int] = (), later_round_mark: Sequence[int] = ()) -> DecisionAutomaton:
         edges: dict[int, dict[int, int]] = {}
         for state, token, nxt in triples:
             out = edges.setdefault(state, {})
@@ -56,7 +64,8 @@ class DecisionAutomaton:
                 raise ValueError(f"state {state}: token {token} leads to both {out[token]} and {nxt}")
             out[token] = nxt
         return cls(start, edges, dict(plan_steps or {}), {k: tuple(v) for k, v in (limit_marks or {}).items()},
-                   dict(worker_tokens or {}), dict(worker_marks or {}))
+                   dict(worker_tokens or {}), dict(worker_marks or {}), frozenset(later_round_plans),
+                   tuple(later_round_mark))
 
     def to_config(self) -> dict[str, Any]:
         """JSON-able (config.json keys are strings, so the edges are [state, token, next] triples)."""
@@ -65,17 +74,21 @@ class DecisionAutomaton:
                 "plan_steps": [[t, n] for t, n in sorted(self.plan_steps.items())],
                 "limit_marks": [[n, list(ids)] for n, ids in sorted(self.limit_marks.items())],
                 "worker_tokens": [[t, w] for t, w in sorted(self.worker_tokens.items())],
-                "worker_marks": [[t, w] for t, w in sorted(self.worker_marks.items())]}
+                "worker_marks": [[t, w] for t, w in sorted(self.worker_marks.items())],
+                "later_round_plans": sorted(self.later_round_plans),
+                "later_round_mark": list(self.later_round_mark)}
 
     @classmethod
     def from_config(cls, value: dict[str, Any]) -> DecisionAutomaton:
-        # a model saved before step limits (or offered workers) were known lacks their keys: it
-        # is not limited by them
+        # a model saved before step limits (offered workers, later rounds) were known lacks their
+        # keys: it is not limited by them
         return cls.from_triples(int(value["start"]), (tuple(e) for e in value["edges"]),
                                 plan_steps={int(t): int(n) for t, n in value.get("plan_steps", [])},
                                 limit_marks={int(n): ids for n, ids in value.get("limit_marks", [])},
                                 worker_tokens={int(t): w for t, w in value.get("worker_tokens", [])},
-                                worker_marks={int(t): w for t, w in value.get("worker_marks", [])})
+                                worker_marks={int(t): w for t, w in value.get("worker_marks", [])},
+                                later_round_plans=[int(t) for t in value.get("later_round_plans", [])],
+                                later_round_mark=[int(t) for t in value.get("later_round_mark", [])])
 
     def stated_limit(self, prompt_ids: Sequence[int]) -> int | None:
         """The step limit the prompt states (None: no limit mark in it)."""
@@ -88,13 +101,20 @@ class DecisionAutomaton:
         listed = frozenset(self.worker_marks[i] for i in set(prompt_ids) if i in self.worker_marks)
         return listed or None
 
-    def allowed(self, state: int, limit: int | None = None, offered: frozenset[Worker] | None = None) -> list[int]:
+    def later_round(self, prompt_ids: Sequence[int]) -> bool | None:
+        """Whether the prompt is a later round's (None: this automaton has no mark to tell)."""
+        return contains(prompt_ids, self.later_round_mark) if self.later_round_mark else None
+
+    def allowed(self, state: int, limit: int | None = None, offered: frozenset[Worker] | None = None,
+                later_round: bool | None = None) -> list[int]:
         """The tokens that may come next in `state`; under a step limit, no plan over it; with the
-        `offered` workers, no step on another."""
+        `offered` workers, no step on another; in a first round (`later_round` False), no later
+        round's plan."""
         out = self.edges.get(state, {})
         return sorted(t for t in out
                       if (limit is None or self.plan_steps.get(t, 0) <= limit)
-                      and (offered is None or t not in self.worker_tokens or self.worker_tokens[t] in offered))
+                      and (offered is None or t not in self.worker_tokens or self.worker_tokens[t] in offered)
+                      and (later_round is not False or t not in self.later_round_plans))
 
     def walk(self, tokens: Iterable[int]) -> int | None:
         """The state after `tokens` from the start; None when they leave the automaton."""

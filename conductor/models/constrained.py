@@ -36,24 +36,27 @@ MODEL_TYPE = "conductor_qwen2"
 
 class AutomatonLogits(LogitsProcessor):
     """Masks every token the automaton does not allow next, any plan over the step limit the
-    row's prompt states, and any worker its prompt does not offer. The completion starts at
+    row's prompt states, any worker its prompt does not offer, and in a first round any later
+    round's plan. The completion starts at
     `prompt_length` (generation's inputs are left-padded to one length); a row in a final state,
     or off the automaton, is left as it is."""
 
     def __init__(self, automaton: DecisionAutomaton, prompt_length: int) -> None:
         self.automaton, self.prompt_length = automaton, prompt_length
         self._allowed: dict[tuple, torch.Tensor] = {}
-        # each row's (step limit, workers offered), read from its prompt once
-        self._limits: list[tuple[int | None, frozenset[Worker] | None]] | None = None
+        # each row's (step limit, workers offered, later round or not), read from its prompt once
+        self._limits: list[tuple[int | None, frozenset[Worker] | None, bool | None]] | None = None
 
-    def _allowed_ids(self, state: int, limits: tuple[int | None, frozenset[Worker] | None]) -> torch.Tensor:
+    def _allowed_ids(self, state: int,
+                     limits: tuple[int | None, frozenset[Worker] | None, bool | None]) -> torch.Tensor:
         if (state, *limits) not in self._allowed:
             self._allowed[state, *limits] = torch.tensor(self.automaton.allowed(state, *limits), dtype=torch.long)
         return self._allowed[state, *limits]
 
     def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
         if self._limits is None:
-            self._limits = [(self.automaton.stated_limit(row), self.automaton.offered_workers(row))
+            self._limits = [(self.automaton.stated_limit(row), self.automaton.offered_workers(row),
+                             self.automaton.later_round(row))
                             for row in input_ids[:, :self.prompt_length].tolist()]
         mask = torch.zeros_like(scores, dtype=torch.bool)
         for row, ids in enumerate(input_ids[:, self.prompt_length:].tolist()):

@@ -10,9 +10,10 @@ from typing import Any
 from conductor.data.schema import Problem
 from conductor.models.automaton import DecisionAutomaton
 from conductor.models.tiny import build_tiny_causal_lm
-from conductor.prompts import conductor_messages, worker_description
-from conductor.training.sft_data import (decision_automaton, decision_tokens, step_limit_marks, tokenizer_corpus,
-                                         worker_marks)
+from conductor.prompts import (EARLIER_WORKFLOW_HEADER, PriorStep, conductor_messages, recursion_messages,
+                               worker_description)
+from conductor.training.sft_data import (decision_automaton, decision_tokens, later_round_mark, step_limit_marks,
+                                         tokenizer_corpus, worker_marks)
 from conductor.types import WorkerSpec
 from conductor.workers.pool import Pool
 
@@ -42,14 +43,21 @@ def grammar_workers(specs: Sequence[WorkerSpec], by_name: bool) -> int | list[st
 
 def conductor_automaton(tokenizer: Any, specs: Sequence[WorkerSpec], *, by_name: bool = False) -> DecisionAutomaton:
     """The decision grammar over `tokenizer`'s ids for a pool of `specs`, with the marks by which
-    its prompts state their step limit (a prompt over `specs`, as the Conductor reads it) and list
-    each offered worker (any of `specs` at any position, as randomized pools offer them)."""
-    def prompt_ids(limit: int) -> list[int]:
-        messages = conductor_messages("?", specs, examples=False, max_steps=limit)
+    its prompts state their step limit (a prompt over `specs`, as the Conductor reads it), list
+    each offered worker (any of `specs` at any position, as randomized pools offer them) and show
+    an earlier round (a later round's prompt)."""
+    def ids(messages: Sequence[Any]) -> list[int]:
         return tokenizer.apply_chat_template([m.model_dump() for m in messages], add_generation_prompt=True,
                                              tokenize=True, return_dict=True)["input_ids"]
+
+    def prompt_ids(limit: int) -> list[int]:
+        return ids(conductor_messages("?", specs, examples=False, max_steps=limit))
+
+    earlier = [PriorStep(index=0, worker=specs[0].id, subtask="?", response="?")]
+    later = later_round_mark(tokenizer(f"\n{EARLIER_WORKFLOW_HEADER}\n", add_special_tokens=False)["input_ids"],
+                             prompt_ids(5), ids(recursion_messages("?", specs, earlier)))
 
     listed = worker_marks(lambda line: tokenizer(line, add_special_tokens=False)["input_ids"],
                           [worker_description(spec) for spec in specs], [s.id for s in specs] if by_name else None)
     return decision_automaton(tokenizer.get_vocab(), grammar_workers(specs, by_name), tokenizer.eos_token_id,
-                              limit_marks=step_limit_marks(prompt_ids), worker_marks=listed)
+                              limit_marks=step_limit_marks(prompt_ids), worker_marks=listed, later_round_mark=later)

@@ -37,7 +37,7 @@ from dataclasses import replace
 from conductor.data.schema import Problem
 from conductor.effort import EFFORT_STEPS, Effort
 from conductor.models.automaton import DecisionAutomaton, Worker, contains
-from conductor.prompts import SYSTEM, worker_description, worker_line
+from conductor.prompts import EARLIER_WORKFLOW_HEADER, SYSTEM, worker_description, worker_line
 from conductor.training.dataset import PoolSampling, PromptRow, build_rows, row_messages
 from conductor.training.strategies import PLANS, RECURSION_PLANS, Plan, all_phrases, draw_workflow, phrases
 from conductor.workers.pool import Pool
@@ -174,7 +174,8 @@ def decision_tokens(workers: int | Sequence[str]) -> list[str]:
 
 def decision_automaton(vocab: dict[str, int], workers: int | Sequence[str], eos_id: int,
                        limit_marks: dict[int, Sequence[int]] | None = None,
-                       worker_marks: dict[int, Worker] | None = None) -> DecisionAutomaton:
+                       worker_marks: dict[int, Worker] | None = None,
+                       later_round_mark: Sequence[int] = ()) -> DecisionAutomaton:
     """The grammar of `decision_tokens` as an automaton over token ids (`vocab`: token -> id):
     a plan; the words of a kind of task; that kind's first-worker token; one more worker per
     further step of the plan; the subtasks' opener and one wording per step, among the library's
@@ -186,7 +187,9 @@ def decision_automaton(vocab: dict[str, int], workers: int | Sequence[str], eos_
     Each plan token's step count goes with it, and `limit_marks` (`step_limit_marks`), so that a
     prompt's step limit keeps longer plans from being sampled; the worker each worker token writes
     goes with it too (`workers`: numbered or named, as in `decision_tokens`), and `worker_marks`
-    (`worker_marks`), so that no step goes to a worker the prompt does not offer."""
+    (`worker_marks`), so that no step goes to a worker the prompt does not offer; and the later
+    round's plans (`RECURSION_PLANS`) with `later_round_mark` (`later_round_mark`), so that a
+    first round never writes one."""
     def tid(token: str) -> int:
         if token not in vocab:
             raise ValueError(f"decision token {token!r} is not in the tokenizer (built without decision_tokens?)")
@@ -228,8 +231,10 @@ def decision_automaton(vocab: dict[str, int], workers: int | Sequence[str], eos_
                 edges += [(state, tid(q if step == 0 else f", {q}"), nxt) for q in quoted]
                 state = nxt
             edges.append((state, tid(f"{ACCESS_OPEN}{access}"), done))
+    later = [tid(f"{p.sentence} ") if p.steps else tid(_keep_token(p)) for p in RECURSION_PLANS]
     return DecisionAutomaton.from_triples(0, edges, plan_steps=plan_steps, limit_marks=limit_marks,
-                                          worker_tokens=worker_tokens, worker_marks=worker_marks)
+                                          worker_tokens=worker_tokens, worker_marks=worker_marks,
+                                          later_round_plans=later, later_round_mark=later_round_mark)
 
 
 def step_limit_marks(prompt_ids: Callable[[int], Sequence[int]],
@@ -252,6 +257,16 @@ def step_limit_marks(prompt_ids: Callable[[int], Sequence[int]],
                 raise ValueError(f"the step-limit mark of {n} {'is missing from' if m == n else 'stands in'}"
                                  f" the prompt of {m}")
     return marks
+
+
+def later_round_mark(header_ids: Sequence[int], first_ids: Sequence[int], later_ids: Sequence[int]) -> tuple[int, ...]:
+    """The token ids by which a later round's prompt shows the earlier round: the header line's
+    (`header_ids`, with its line break before it), which stand in a later round's prompt
+    (`later_ids`) and not in a first round's (`first_ids`), or this refuses."""
+    mark = tuple(header_ids)
+    if not contains(later_ids, mark) or contains(first_ids, mark):
+        raise ValueError(f"the later-round mark {mark} does not tell a later round's prompt from a first round's")
+    return mark
 
 
 def worker_marks(line_ids: Callable[[str], Sequence[int]], descriptions: Sequence[str],
@@ -292,8 +307,8 @@ def tokenizer_corpus(problems: Sequence[Problem], pool: Pool, *, seed: int = 0, 
     # step's number, worker and role, and the agreement line, so each is a few tokens too.
     n_workers = len(pool.specs)
     roles = ("attempt", "check", "comparison", "check of the round before")
-    round_lines = ["# Earlier workflow\n"] + [f"Step {i}: Model {w}, {r}: " for i in range(5) for w in range(n_workers)
-                                              for r in roles]
+    round_lines = [f"{EARLIER_WORKFLOW_HEADER}\n"] + [f"Step {i}: Model {w}, {r}: " for i in range(5)
+                                                        for w in range(n_workers) for r in roles]
     round_lines += [f"Agreement: {k} of {n} steps give the final answer: {word}.\n" for n in range(1, 11)
                     for k in range(1, n + 1) for word in ("all agree", "most agree", "they disagree")]
     corpus = prompt_text * (4 * repeats) + pool_lines * (20 * repeats) + round_lines * (2 * repeats)
