@@ -57,6 +57,7 @@ from conductor.workers.simulated.instructions import on_topic_instruction  # noq
 
 POOLS = {"local": REPO_ROOT / "deployments" / "pools" / "local.yaml",
          "paper-sim": REPO_ROOT / "deployments" / "pools" / "paper-sim.yaml"}
+ROUND = ", round "  # a recursion model's point: "MODEL, round k"
 LEVELS: tuple[Effort | None, ...] = (*Effort, None)  # None: no level stated (the prompt as before)
 # the fixed strategies' vocabularies, as their names end: the phrase library's best wording picked on
 # training rows (the bars' comparator), the same picked on the held-out rows it is then scored on
@@ -164,7 +165,7 @@ def recursion_points(models: Sequence[Path], rows: Sequence[PromptRow], pool_fil
         for level in trained_levels(md):
             m = measure_rounds(md, at_level(rows, level), fresh_pool(pool_file, problems, 0), rounds)
             for k in range(1, rounds + 1):
-                p = Point(f"{md}, round {k}", str(level or "none"))
+                p = Point(f"{md}{ROUND}{k}", str(level or "none"))
                 p.accuracy, p.calls, p.usd = [m[f"acc{k}"]], [m[f"calls{k}"]], [m[f"usd{k}"]]
                 out.append(p)
     return out
@@ -261,15 +262,20 @@ def bar_lines(points: Sequence[Point]) -> list[str]:
 
 
 def plot(points: Sequence[Point], path: Path, title: str) -> None:
+    """Accuracy against calls and against $ (the fixed strategies, the best single worker, the
+    stand-in and each effort model, low -> medium -> high), and where recursion models were
+    measured a third panel: accuracy against calls over rounds 1 -> 2 -> 3, a line per model and
+    level, beside the fixed strategies in library wording."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 2, figsize=(12, 5))
+    rounds = [p for p in points if ROUND in p.method]
+    fig, axes = plt.subplots(1, 3 if rounds else 2, figsize=(18 if rounds else 12, 5.5))
     series: dict[str, list[Point]] = {}
     for p in points:
-        if p.method.endswith(LIBRARY_HERE):  # beside the tuned one in the table; a third dashed line would hide it
+        if p.method.endswith(LIBRARY_HERE) or ROUND in p.method:  # LIBRARY_HERE: in the table, beside the tuned one
             continue
         name = ("best single worker" if p.method.startswith("best single") else
                 "fixed strategies (oracle worker, library wording)" if p.method.endswith(LIBRARY) else
@@ -294,7 +300,27 @@ def plot(points: Sequence[Point], path: Path, title: str) -> None:
         ax.set_xlabel(label)
         ax.set_ylabel("accuracy (held-out)")
         ax.grid(alpha=0.3)
-    axes[0].legend(fontsize=8, loc="lower right")
+    axes[0].legend(fontsize=7, loc="lower right")
+    if rounds:
+        ax = axes[2]
+        fixed = sorted(series.get("fixed strategies (oracle worker, library wording)", []),
+                       key=lambda p: statistics.mean(p.calls))
+        ax.plot([statistics.mean(p.calls) for p in fixed], [statistics.mean(p.accuracy) for p in fixed], "s--",
+                color="grey", label="fixed strategies (oracle worker, library wording)")
+        by_run: dict[tuple[str, str], list[Point]] = {}
+        for p in rounds:
+            by_run.setdefault((p.method.split(ROUND)[0], p.level), []).append(p)
+        for (model, level), ps in by_run.items():
+            ps = sorted(ps, key=lambda p: int(p.method.split(ROUND)[1]))
+            xs, ys = [statistics.mean(p.calls) for p in ps], [statistics.mean(p.accuracy) for p in ps]
+            ax.plot(xs, ys, {"low": "o-", "medium": "^-", "high": "s-"}.get(level, "x-"),
+                    label=f"{Path(model).parent.name}, {level}")
+            ax.annotate("1", (xs[0], ys[0]), fontsize=7, xytext=(-8, 3), textcoords="offset points")
+        ax.set_xlabel("worker calls per question, rounds 1 -> 2 -> 3")
+        ax.set_ylabel("accuracy (held-out)")
+        ax.set_title("recursion: each later round reads the one before", fontsize=9)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7, loc="lower right", ncol=2)
     fig.suptitle(title + " (SIMULATED pool)")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
