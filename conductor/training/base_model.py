@@ -16,6 +16,7 @@ from conductor.training.sft_data import (decision_automaton, decision_tokens, la
                                          tokenizer_corpus, worker_marks)
 from conductor.types import WorkerSpec
 from conductor.workers.pool import Pool
+from conductor.workflow import DEFAULT_MAX_STEPS
 
 # ~1.05M parameters (3,072 x 128 tied embeddings + 4 layers): about the size of the prototype
 # (0.92M) that learned per-domain routing in 150-200 steps. 3,072 rather than 2,048 tokens: the
@@ -55,7 +56,7 @@ def conductor_automaton(tokenizer: Any, specs: Sequence[WorkerSpec], *, by_name:
 
     earlier = [PriorStep(index=0, worker=specs[0].id, subtask="?", response="?")]
     later = later_round_mark(tokenizer(f"\n{EARLIER_WORKFLOW_HEADER}\n", add_special_tokens=False)["input_ids"],
-                             prompt_ids(5), ids(recursion_messages("?", specs, earlier)))
+                             prompt_ids(DEFAULT_MAX_STEPS), ids(recursion_messages("?", specs, earlier)))
 
     listed = worker_marks(lambda line: tokenizer(line, add_special_tokens=False)["input_ids"],
                           [worker_description(spec) for spec in specs], [s.id for s in specs] if by_name else None)

@@ -70,6 +70,12 @@ def _keep_token(plan: Plan) -> str:
     return f"{plan.sentence}\n{EMPTY_LISTS}"
 
 
+def _plan_token(plan: Plan) -> str:
+    """The decision token that opens a plan's output: its sentence (a plan with no steps, keeping
+    the earlier answer, is its sentence and the empty lists in one token)."""
+    return f"{plan.sentence} " if plan.steps else _keep_token(plan)
+
+
 def task_line(problem: Problem) -> str:
     """The kind-of-task sentence of the reasoning line; nothing about workers."""
     return TASK_LINES.get(problem.domain, "This is a question.")
@@ -157,7 +163,7 @@ def decision_tokens(workers: int | Sequence[str]) -> list[str]:
     syntax inside them, a 5-step workflow is 21 tokens. `workers`: the pool's size (steps number
     their workers) or its worker ids (steps name them: `worker_refs`)."""
     refs = [text for _, text in worker_refs(workers)]
-    tokens = [f"{plan.sentence} " if plan.steps else _keep_token(plan) for plan in GRAMMAR_PLANS]
+    tokens = [_plan_token(plan) for plan in GRAMMAR_PLANS]
     for line in TASK_LINES.values():
         words, last = line.rsplit(" ", 1)
         tokens.append(f"{words} ")
@@ -204,13 +210,12 @@ def decision_automaton(vocab: dict[str, int], workers: int | Sequence[str], eos_
     for plan in GRAMMAR_PLANS:
         done = next(states)
         edges.append((done, eos_id, end))
+        plan_steps[tid(_plan_token(plan))] = plan.steps
         if not plan.steps:  # keep the earlier answer: the sentence and the empty lists, then the end
-            edges.append((0, tid(_keep_token(plan)), done))
-            plan_steps[tid(_keep_token(plan))] = 0
+            edges.append((0, tid(_plan_token(plan)), done))
             continue
-        plan_steps[tid(f"{plan.sentence} ")] = plan.steps
         after_plan = next(states)
-        edges.append((0, tid(f"{plan.sentence} "), after_plan))
+        edges.append((0, tid(_plan_token(plan)), after_plan))
         access = _access_json(plan)
         for kind, line in TASK_LINES.items():
             words, last = line.rsplit(" ", 1)
@@ -231,7 +236,7 @@ def decision_automaton(vocab: dict[str, int], workers: int | Sequence[str], eos_
                 edges += [(state, tid(q if step == 0 else f", {q}"), nxt) for q in quoted]
                 state = nxt
             edges.append((state, tid(f"{ACCESS_OPEN}{access}"), done))
-    later = [tid(f"{p.sentence} ") if p.steps else tid(_keep_token(p)) for p in RECURSION_PLANS]
+    later = [tid(_plan_token(p)) for p in RECURSION_PLANS]
     return DecisionAutomaton.from_triples(0, edges, plan_steps=plan_steps, limit_marks=limit_marks,
                                           worker_tokens=worker_tokens, worker_marks=worker_marks,
                                           later_round_plans=later, later_round_mark=later_round_mark)
