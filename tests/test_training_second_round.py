@@ -154,3 +154,35 @@ async def test_an_effort_level_prices_the_first_round_not_a_second_rounds_calls(
                        problem=[PROBLEM.model_dump_json()] * 2, pool_ids=[["right", "wrong"]] * 2,
                        prior=[prior_column(first), ""], effort=["low", "low"])
     assert out == [1.0, pytest.approx(1.0 - DEFAULT_CALL_RATES[Effort.LOW])]
+
+
+async def test_a_second_round_is_run_second_round_executions_times_and_earns_the_mean() -> None:
+    """An attempt by a worker right half the time, after a wrong first round: each completion runs
+    `second_round_executions` times with its own dice, every run is kept (sunk, paid, counted), and
+    the completion earns the mean of its runs' rewards. Keeping the answer and an unparsed
+    completion run once."""
+    from conductor.training.dataset import CONDUCTOR_SPEC
+    from conductor.workers.pool import Pool
+    from conductor.workers.registry import BuildContext
+    from tests.test_training_reward import _sim
+
+    coin = Pool.from_specs([_sim("wrong", 0.0), _sim("coin", 0.5), CONDUCTOR_SPEC], BuildContext(problems=[PROBLEM]))
+    row = PromptRow(problem=PROBLEM, pool_ids=("wrong", "coin"), recursion=False)
+    [first] = await run_first_rounds([wf(0)], [row], coin, examples=False)
+    sunk, calls = [], []
+    reward = WorkflowReward(coin, second_round_executions=8, sink=lambda t, s: sunk.append(t))
+    texts = [wf(1)] * 4 + [KEEP_TEXT, "nothing"]
+    out = await reward(prompts=[None] * 6, completions=[[{"role": "assistant", "content": t}] for t in texts],
+                       problem=[PROBLEM.model_dump_json()] * 6, pool_ids=[["wrong", "coin"]] * 6,
+                       prior=[prior_column(first)] * 6, log_extra=lambda k, v: calls.extend(v) if k == "calls" else None)
+    attempts, (kept, unparsed) = [sunk[i * 8:(i + 1) * 8] for i in range(4)], sunk[32:]
+    assert len(sunk) == 34 and kept.workflow.is_empty and unparsed.parse_status != "ok"
+    assert calls == [8] * 4 + [0, 0]
+    for runs, got in zip(attempts, out[:4]):
+        right = sum(t.verdict.correct for t in runs)
+        assert got == pytest.approx(0.5 + 0.5 * right / 8)
+    # the runs' dice differ: 32 coin flips are not all alike
+    assert 0 < sum(t.verdict.correct for a in attempts for t in a) < 32
+    assert out[4:] == [0.5, 0.0]
+    with pytest.raises(ValueError, match="at least 1"):
+        WorkflowReward(coin, second_round_executions=0)

@@ -69,6 +69,13 @@ class ConductorTrainingConfig(GRPOConfig):
                   "answer's reward "
                   "(conductor/training/second_round.py)."},
     )
+    second_round_executions: int = field(
+        default=1,
+        metadata={"help": "Times each second-round row's completion is run, with independent dice; it earns the mean "
+                  "reward. After a one-call first round a check changes ~4 % of answers, so a single run gives most "
+                  "GRPO groups no signal between keeping and checking (docs/training.md). Keeping the answer and an "
+                  "unparsed completion run once (their reward has no dice). Each run's calls are paid and counted."},
+    )
     sft_recursion_copies: int = field(
         default=0,
         metadata={"help": "Second-round examples per warm-start problem: a first round drawn and run over the pool, "

@@ -176,6 +176,7 @@ def train_grpo(
         recursion_discount=config.recursion_discount, concurrency=config.reward_concurrency, sink=sink,
         run_id=run_id, seed=config.seed, effort_rates=effort_rates(config),
         second_round_cost_weight=config.second_round_cost_weight,
+        second_round_executions=config.second_round_executions,
     )
     budget = BudgetCallback(reward, config.max_usd)
     chunk_end = StopAtStep(config.stop_at_step)

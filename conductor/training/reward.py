@@ -62,6 +62,13 @@ class Scored:
     trace: Trace
     second: Trace | None
     reward: float
+    # further runs of the same completion with other dice (`second_round_executions`)
+    repeats: tuple[Trace, ...] = ()
+
+    @property
+    def rounds(self) -> list[Trace]:
+        """Every trace the completion ran: its round(s), then its repeats."""
+        return [t for t in (self.trace, self.second) if t is not None] + list(self.repeats)
 
 
 def worker_calls(rounds: Sequence[Trace]) -> int:
@@ -96,13 +103,17 @@ class WorkflowReward:
         seed: int = 0,
         effort_rates: Mapping[Effort, float] | None = None,
         second_round_cost_weight: float | None = None,
+        second_round_executions: int = 1,
     ) -> None:
+        if second_round_executions < 1:
+            raise ValueError(f"second_round_executions must be at least 1, got {second_round_executions}")
         self.pool = pool
         self.execution = execution or ExecutionConfig(max_steps=max_steps)
         self.examples, self.max_steps = examples, max_steps
         self.cost_weight, self.recursion_discount = cost_weight, recursion_discount
         # what a second-round row's own calls cost (keeping the answer costs nothing)
         self.second_round_cost_weight = cost_weight if second_round_cost_weight is None else second_round_cost_weight
+        self.second_round_executions = second_round_executions
         self.concurrency = concurrency
         self.policy = policy  # set after the trainer exists: the trainer's own model
         self.sink, self.run_id, self.seed = sink, run_id, seed
@@ -147,17 +158,28 @@ class WorkflowReward:
         """A second-round row's completion (conductor/training/second_round.py): run with the first
         round it read (its steps reading "prev" get that round's responses); keeping the answer
         earns the first round's reward, anything else the final answer's, less
-        `second_round_cost_weight` x the second round's $."""
+        `second_round_cost_weight` x the second round's $. A workflow with steps is run
+        `second_round_executions` times with independent dice and earns the mean."""
         steps, first_reward = read_prior(prior)
         offered = self.pool.offer(list(pool_ids))
         messages = recursion_messages(problem.task_text, offered.specs, steps, max_steps=self.max_steps)
-        options = RunOptions(config=self.execution, run_id=self.run_id, rng=rng)
-        trace = await rollout(text, problem, offered, options, messages=messages,
-                              within=Round(depth=1, prior=tuple(steps)))
-        kept = trace.parse_status == "ok" and trace.workflow is not None and trace.workflow.is_empty
-        trace.reward = first_reward if kept else reward_of(trace)
-        usd = trace.usage.cost_usd or 0.0
-        return Scored(trace=trace, second=None, reward=trace.reward - self.second_round_cost_weight * usd)
+
+        async def run(dice: random.Random) -> Trace:
+            options = RunOptions(config=self.execution, run_id=self.run_id, rng=dice)
+            trace = await rollout(text, problem, offered, options, messages=messages,
+                                  within=Round(depth=1, prior=tuple(steps)))
+            kept = trace.parse_status == "ok" and trace.workflow is not None and trace.workflow.is_empty
+            trace.reward = first_reward if kept else reward_of(trace)
+            return trace
+
+        trace = await run(rng)
+        repeats: tuple[Trace, ...] = ()
+        if trace.steps and self.second_round_executions > 1:  # dice only matter where workers were called
+            seeds = [rng.getrandbits(32) for _ in range(self.second_round_executions - 1)]
+            repeats = tuple(await asyncio.gather(*(run(random.Random(s)) for s in seeds)))
+        runs = (trace, *repeats)
+        reward = sum(t.reward - self.second_round_cost_weight * (t.usage.cost_usd or 0.0) for t in runs) / len(runs)
+        return Scored(trace=trace, second=None, reward=reward, repeats=repeats)
 
     async def __call__(
         self,
@@ -215,7 +237,7 @@ class WorkflowReward:
 
     def _account(self, scored: list[Scored], step: int, log_extra: Any, log_metric: Any) -> None:
         traces = [s.trace for s in scored]
-        rounds = [[t for t in (s.trace, s.second) if t is not None] for s in scored]
+        rounds = [s.rounds for s in scored]
         parse = [t.parse_status for t in traces]
         calls = [worker_calls(rs) for rs in rounds]
         usd = [sum(r.usage.cost_usd or 0.0 for r in rs) for rs in rounds]
