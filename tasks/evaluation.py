@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from prefect import get_client, task
+from prefect import get_client, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 from prefect.concurrency.sync import concurrency
 
@@ -54,7 +54,11 @@ def solve_benchmark(problems: list[Problem], method: Method, job: BenchmarkSolve
     slot of each held for the whole solve; strict: a missing limit is an error, never unbounded.
     `cancellation.stop()` (Ctrl-C) ends the solve early: the task returns what finished, and the
     flow, seeing `cancellation.stopped`, cancels its runs."""
-    sink = TraceBatches(job.db_path, job.batch_size, writer=writer, wait_at_end=writer is None)
+    # Progress, one line a batch (the Prefect UI's task log and the terminal): an evaluation of
+    # hundreds of questions over real APIs runs for many minutes.
+    logger, total = get_run_logger(), len(problems)
+    sink = TraceBatches(job.db_path, job.batch_size, writer=writer, wait_at_end=writer is None,
+                        on_hand=lambda n: logger.info("%d of %d questions answered", n, total))
     # The shortest lease the server takes (60 s, renewed while held): a process killed with -9
     # holds its slots until the lease expires, and Prefect's default (300 s) stalled the next
     # nightly's evaluation for five minutes (the kill drill, tests/test_nightly_kill_drill.py).

@@ -15,6 +15,7 @@ DuckDB writes).
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from types import TracebackType
@@ -141,8 +142,9 @@ class TraceBatches:
     this batch is written, and the writer's owner waits for it (`TraceWriter.drain`)."""
 
     def __init__(self, db_path: str | None, size: int, *, writer: TraceWriter | None = None,
-                 wait_at_end: bool = True) -> None:
+                 wait_at_end: bool = True, on_hand: Callable[[int], None] | None = None) -> None:
         self.db_path, self.size, self.writer, self.wait_at_end = db_path, size, writer, wait_at_end
+        self.on_hand = on_hand  # told `handed` after each batch is handed (a solve's progress)
         self.pending: list[Trace] = []
         self.handed = 0
         self.recorded = 0
@@ -159,6 +161,8 @@ class TraceBatches:
             return
         batch, self.pending = self.pending, []
         self.handed += len(batch)
+        if self.on_hand is not None:
+            self.on_hand(self.handed)
         if self.writer is None:
             write_batch(batch, self.db_path)
             self.recorded += len(batch)
