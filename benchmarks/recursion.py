@@ -18,7 +18,9 @@ add attempts / replace).
 `--train` runs the local profile from scratch with `sft_recursion_copies=1` (second rounds in the
 warm start, after its own first rounds run over the pool) and `second_round_fraction=0.5` (half the
 GRPO rows are second rounds after a first round the policy being trained writes as the row is
-drawn, trained on with the final answer's reward). `--fixed` runs each domain's
+drawn, trained on with the final answer's reward), each second-round completion run 8 times for
+the mean reward (`second_round_executions`) and advantages scaled per batch (`scale_rewards=batch`);
+`--set` overrides any of these. `--fixed` runs each domain's
 oracle worker with the phrase library's best wording (`compare.library_wording`, both picked on
 as many training-split problems: a ceiling of the Conductor's vocabulary, not a policy), over
 three dice seeds: after each level's usual first round
@@ -243,6 +245,14 @@ def parse_rates(model_dir: Path, rows, pool, *, n: int = 32, samples: int = 4,  
     return out
 
 
+# How a second round's advantage is made to follow what it is worth (docs/training.md "Second
+# rounds whose advantage follows their worth"): each second-round completion runs 8 times and
+# earns the mean, and advantages are scaled by the batch's std, not each group's. With one run
+# and per-group scaling, 3 of 9 models kept every answer after one attempt (+0.0); with both,
+# 3 of 3 checked and met the recursion bar (SIMULATED local pool).
+SECOND_ROUND_SIGNAL = {"second_round_executions": 8, "scale_rewards": "batch"}
+
+
 def train_seed(out: Path, seed: int, second_round_cost_weight: float | None = None,
                settings: dict | None = None) -> Path:
     """The local profile from scratch (its own warm start) with second rounds in the warm start and
@@ -250,8 +260,9 @@ def train_seed(out: Path, seed: int, second_round_cost_weight: float | None = No
     reuses that warm start."""
     from conductor.training.pipeline import run_training
 
-    cfg = local_profile(out, seed=seed, train_seed=seed, sft_recursion_copies=1, second_round_fraction=0.5,
-                        second_round_cost_weight=second_round_cost_weight, **(settings or {}))
+    recipe = {"sft_recursion_copies": 1, "second_round_fraction": 0.5, **SECOND_ROUND_SIGNAL}
+    cfg = local_profile(out, seed=seed, train_seed=seed, second_round_cost_weight=second_round_cost_weight,
+                        **(recipe | (settings or {})))
     t0, c0 = time.perf_counter(), time.process_time()
     outcome = run_training(cfg)
     print(f"trained seed {seed}: {outcome.result.model_dir} ({(time.perf_counter() - t0) / 60:.1f} wall-min, "
