@@ -270,20 +270,26 @@ def train_seed(out: Path, seed: int, second_round_cost_weight: float | None = No
     return outcome.result.model_dir
 
 
-def actions_text(per) -> str:  # noqa: ANN001
+def actions_text(per, workers=None) -> str:  # noqa: ANN001
+    """Per domain, the share of each round-2 action, then the workers round 2 called (share of its steps)."""
     parts = []
     for d in DOMAINS:
         c = per.get(d)
         if c:
             n = sum(c.values())
-            parts.append(f"{d}: " + ", ".join(f"{a} {c[a] / n:.2f}" for a in ACTIONS if c[a]))
+            text = f"{d}: " + ", ".join(f"{a} {c[a] / n:.2f}" for a in ACTIONS if c[a])
+            w = (workers or {}).get(d)
+            if w:
+                k = sum(w.values())
+                text += " (" + ", ".join(f"{name} {v / k:.2f}" for name, v in w.most_common(2)) + ")"
+            parts.append(text)
         else:
             parts.append(f"{d}: -")
     return "; ".join(parts)
 
 
 def line(label: str, m: dict, rounds: int = 2) -> str:
-    acts = actions_text(m["actions"]) if "actions" in m else "(fixed)"
+    acts = actions_text(m["actions"], m.get("workers2")) if "actions" in m else "(fixed)"
     later = "".join(f" {m[f'acc{k}']:.3f} / {m[f'calls{k}']:.2f} |" if f"acc{k}" in m else " - |"
                     for k in range(3, rounds + 1))
     return (f"| {label} | {m['acc1']:.3f} / {m['calls1']:.2f} | {m['acc2']:.3f} / {m['calls2']:.2f} | "
@@ -340,7 +346,7 @@ def main() -> None:
             parse_rates(md, rows, pool, limit_marks=ns.limit_marks)  # prints each row as it is measured
         return
     lines = ["| model or fixed workflow (simulated local pool) | round 1: accuracy / calls "
-             "| after round 2: accuracy / calls | right -> wrong | wrong -> right | round 2 does, per domain |"
+             "| after round 2: accuracy / calls | right -> wrong | wrong -> right | round 2 does, per domain (the workers it calls) |"
              + "".join(f" after round {k}: accuracy / calls |" for k in range(3, ns.rounds + 1)),
              "|---|---|---|---|---|---|" + "---|" * (ns.rounds - 2)]
     for md in models:

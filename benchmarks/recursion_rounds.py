@@ -82,6 +82,12 @@ def measure(model_dir: Path, rows, pool, rounds: int = 2) -> dict:  # noqa: ANN0
     calls2 = [c + (len(s.second.all_calls()) if s.second is not None else 0) for c, s in zip(calls1, scored)]
     actions = [second_round_action(s.second.workflow) if s.second is not None else "unparsed" for s in scored]
     out = summary(rows, firsts, afters, calls1, calls2, actions)
+    # which workers round 2 calls, per domain (every step of every acting second round)
+    workers: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
+    for r, s in zip(rows, scored):
+        for step in (s.second.steps if s.second is not None else ()):
+            workers[r.problem.domain][step.worker_id] += 1
+    out["workers2"] = workers
     # $ per question after each round: unknown (None) when any call's cost is unknown, never $0
     usd = [cost(s.trace) for s in scored]
     out["usd1"] = mean_usd(usd)
