@@ -349,14 +349,19 @@ def main() -> None:
              "| after round 2: accuracy / calls | right -> wrong | wrong -> right | round 2 does, per domain (the workers it calls) |"
              + "".join(f" after round {k}: accuracy / calls |" for k in range(3, ns.rounds + 1)),
              "|---|---|---|---|---|---|" + "---|" * (ns.rounds - 2)]
+    # A simulated pool draws anew for a call it has answered before, so each model and level (and
+    # the fixed rows) gets a fresh pool: a row's dice do not depend on what was measured before it.
+    def fresh():  # noqa: ANN202
+        return training_pool(local_profile("/tmp/unused").pool_file, test, latency_scale=0.0)
+
     for md in models:
         for level in ns.effort or [None]:
             at = [dataclasses.replace(r, effort=Effort(level) if level else None) for r in rows]
             label = str(md) + (f", round 1 at effort {level}" if level else "")
-            lines.append(line(label, measure(md, at, pool, ns.rounds), ns.rounds))
+            lines.append(line(label, measure(md, at, fresh(), ns.rounds), ns.rounds))
             print(lines[-1], flush=True)
     if ns.fixed:
-        for label, m in fixed_rows(rows, pool):
+        for label, m in fixed_rows(rows, fresh()):
             lines.append(line(f"fixed, oracle workers: {label}", m, ns.rounds))
             print(lines[-1], flush=True)
     body = "\n".join(lines) + f"\n\n{len(rows)} held-out bank problems, greedy, SIMULATED local pool. {ns.note}".rstrip()
