@@ -249,7 +249,7 @@ def parse_rates(model_dir: Path, rows, pool, *, n: int = 32, samples: int = 4,  
 # rounds whose advantage follows their worth"): each second-round completion runs 8 times and
 # earns the mean, and advantages are scaled by the batch's std, not each group's. With one run
 # and per-group scaling, 3 of 9 models kept every answer after one attempt (+0.0); with both,
-# 3 of 3 checked and met the recursion bar (SIMULATED local pool).
+# 5 of 6 checked and met the recursion bar (SIMULATED local pool).
 SECOND_ROUND_SIGNAL = {"second_round_executions": 8, "scale_rewards": "batch"}
 
 
