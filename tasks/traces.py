@@ -144,7 +144,9 @@ class TraceBatches:
     def __init__(self, db_path: str | None, size: int, *, writer: TraceWriter | None = None,
                  wait_at_end: bool = True, on_hand: Callable[[int], None] | None = None) -> None:
         self.db_path, self.size, self.writer, self.wait_at_end = db_path, size, writer, wait_at_end
-        self.on_hand = on_hand  # told `handed` after each batch is handed (a solve's progress)
+        # told `handed` as each full batch is handed (a solve's progress); not for the rest handed at
+        # the end, which after a Ctrl-C would add a line to the few the command prints
+        self.on_hand = on_hand
         self.pending: list[Trace] = []
         self.handed = 0
         self.recorded = 0
@@ -155,14 +157,14 @@ class TraceBatches:
         self.pending.append(trace)
         if len(self.pending) >= self.size:
             self._hand()
+            if self.on_hand is not None:
+                self.on_hand(self.handed)
 
     def _hand(self) -> None:
         if not self.pending:
             return
         batch, self.pending = self.pending, []
         self.handed += len(batch)
-        if self.on_hand is not None:
-            self.on_hand(self.handed)
         if self.writer is None:
             write_batch(batch, self.db_path)
             self.recorded += len(batch)
