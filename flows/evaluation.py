@@ -210,6 +210,16 @@ def repeat_runs(ev: Evaluation) -> list[tuple[Any, Any, int, Run]]:
     return plans
 
 
+def wait_interruptibly(futures: list[Any], slice_s: float = 0.5) -> None:
+    """Wait for every task future, in slices. A wait with no timeout is woken by a signal only when
+    the kernel hands the signal to this thread; handed to a worker thread, a Ctrl-C waited for
+    every question to be answered (seen once in CI). Between slices Python runs its signal
+    handlers, so a KeyboardInterrupt is raised here within a slice, whichever thread got it."""
+    for f in futures:
+        while not f.wrapped_future.done():
+            f.wait(timeout=slice_s)
+
+
 @dataclasses.dataclass
 class Solved:
     """What the solving stage leaves: its task futures, those that failed, and a write error."""
@@ -247,7 +257,8 @@ def solve_all(ev: Evaluation, plans: list[tuple[Any, Any, int, Run]], providers:
                 futures.append(runner.submit(solve_benchmark, parameters=dict(
                     problems=unwalked(ps), method=unwalked(m), job=job, writer=writer if in_process else None,
                     cancellation=cancellation)))
-        failed = [f for f in futures if f.wait() is None and f.state.is_failed()]
+        wait_interruptibly(futures)
+        failed = [f for f in futures if f.state.is_failed()]
         unwritten: RuntimeError | None = None
         try:
             writer.drain()

@@ -167,3 +167,32 @@ def test_an_interrupt_without_the_commands_handler_still_stops_the_solves(prefec
     assert BATCH <= traces < PROBLEMS, output[-3000:]  # stopped mid-way, with its finished questions kept
     assert {(r["kind"], r["status"]) for r in runs} == {("evaluation", "cancelled"), ("eval", "cancelled")}, runs
     assert all(r["finished_at"] is not None for r in runs)
+
+
+def test_waiting_for_the_solves_wakes_for_a_ctrl_c_another_thread_received() -> None:
+    """The flow waits for its solve tasks in slices (`flows.evaluation.wait_interruptibly`): a
+    SIGINT the kernel hands to a worker thread (here sent to one with `pthread_kill`) raises
+    KeyboardInterrupt in the waiting thread while the solve is still running. A wait with no
+    timeout raised it only once the solve ended."""
+    import concurrent.futures
+    import time
+    import uuid
+
+    from prefect.futures import PrefectConcurrentFuture
+
+    from flows.evaluation import wait_interruptibly
+
+    solve: concurrent.futures.Future = concurrent.futures.Future()
+    ends = threading.Timer(30, solve.set_result, args=(None,))  # a solve that ends by itself, late
+    ends.start()
+    sender = threading.Thread(target=lambda: (time.sleep(0.5), signal.pthread_kill(threading.get_ident(), signal.SIGINT)))
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        sender.start()
+        with pytest.raises(KeyboardInterrupt):
+            wait_interruptibly([PrefectConcurrentFuture(task_run_id=uuid.uuid4(), wrapped_future=solve)])
+        assert not solve.done()  # woken by the Ctrl-C, not by the solve's end
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        ends.cancel()
+        sender.join()
