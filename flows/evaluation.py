@@ -218,6 +218,7 @@ def wait_interruptibly(futures: list[Any], slice_s: float = 0.5) -> None:
     for f in futures:
         while not f.wrapped_future.done():
             f.wait(timeout=slice_s)
+        f.wait()  # done: returns at once, and the future keeps its final state (else read from the API)
 
 
 @dataclasses.dataclass

@@ -21,12 +21,13 @@ import yaml
 
 from conductor.config import REPO_ROOT
 from conductor.training.problems import bank_splits
+from tasks.evaluation import BenchmarkSolve
 from tests.local_pool import local_pool
 from warehouse import TraceStore
 
 CONDUCTOR = Path(sys.executable).with_name("conductor")
 PROBLEMS = 400  # at 16 questions in flight and ~1 s a call: ~25 s of answering, interrupted early
-BATCH = 100  # questions a solve hands to the warehouse at once (tasks.evaluation.BenchmarkSolve)
+BATCH = BenchmarkSolve.batch_size  # questions a solve hands to the warehouse at once
 
 
 def slow_pool(path: Path) -> Path:
@@ -196,3 +197,21 @@ def test_waiting_for_the_solves_wakes_for_a_ctrl_c_another_thread_received() -> 
         signal.signal(signal.SIGINT, previous)
         ends.cancel()
         sender.join()
+
+
+def test_a_solve_done_before_the_wait_keeps_its_final_state(prefect_harness: Path) -> None:
+    """A solve task that ended before the flow waits on it: its future still holds the task's final
+    state (a failed solve counts as failed), not the state the API server has on record (none here)."""
+    import concurrent.futures
+    import uuid
+
+    from prefect.futures import PrefectConcurrentFuture
+    from prefect.states import Failed
+
+    from flows.evaluation import wait_interruptibly
+
+    solve: concurrent.futures.Future = concurrent.futures.Future()
+    solve.set_result(Failed(message="the solve raised"))
+    future = PrefectConcurrentFuture(task_run_id=uuid.uuid4(), wrapped_future=solve)
+    wait_interruptibly([future])
+    assert future.state.is_failed()
