@@ -47,12 +47,10 @@ from conductor.effort import Effort  # noqa: E402
 from conductor.planners import TemplatePlanner  # noqa: E402
 from conductor.training.compare import (Wording, attempts_text, baselines, library_wording,  # noqa: E402
                                          selection_problems, self_verify_text, single_text)
-from conductor.methods import REPEAT_SEED_STRIDE  # noqa: E402
-from conductor.training.dataset import CONDUCTOR_SPEC, PromptRow, row_messages  # noqa: E402
+from conductor.training.dataset import PromptRow, row_messages, training_pool  # noqa: E402
 from conductor.training.evaluate import EvalResult, score_texts  # noqa: E402
 from conductor.training.problems import bank_splits, take_per_domain  # noqa: E402
-from conductor.workers.pool import Pool, read_pool_file  # noqa: E402
-from conductor.workers.registry import BuildContext  # noqa: E402
+from conductor.workers.pool import Pool  # noqa: E402
 from conductor.workers.simulated.instructions import on_topic_instruction  # noqa: E402
 
 POOLS = {"local": REPO_ROOT / "deployments" / "pools" / "local.yaml",
@@ -88,8 +86,7 @@ class Point:
 
 def fresh_pool(pool_file: Path, problems: Sequence[Problem], seed: int) -> Pool:
     """The pool with seed `seed`'s dice and no call seen yet (the Conductor offered too, as in training)."""
-    specs = read_pool_file(pool_file).reseeded(REPEAT_SEED_STRIDE * seed).workers
-    return Pool.from_specs([*specs, CONDUCTOR_SPEC], BuildContext(problems=list(problems), latency_scale=0.0))
+    return training_pool(pool_file, problems, latency_scale=0.0, repeat=seed)
 
 
 def at_level(rows: Sequence[PromptRow], level: Effort | None) -> list[PromptRow]:

@@ -81,3 +81,24 @@ def test_local_ensembles_and_verification_help(domain):
     one = accuracy(best, ps)
     assert mean(attempts_then_combine([best, best, best], best, p) for p in ps) > one + 0.03
     assert mean(attempt_then_verify(best, best, p) for p in ps) > one + 0.01
+
+
+def test_a_training_pools_repeat_draws_other_dice_on_the_same_problems():
+    """`training_pool(repeat=r)` gives the simulated workers an evaluation repeat's dice (the
+    recursion benchmark's `--dice`): repeat 0 is the pool as written, call for call; another
+    repeat answers some of the same calls differently, at the same skill."""
+    from conductor.training.dataset import CONDUCTOR_ID, training_pool
+    from tests.sim_helpers import decide, on_topic
+
+    problems = PROBLEMS[:400]
+
+    def outcomes(**repeat: int) -> list[bool]:
+        pool = training_pool("deployments/pools/local.yaml", problems, latency_scale=0.0, **repeat)
+        assert CONDUCTOR_ID in pool.ids  # the Conductor is offered, whatever the dice
+        worker = pool.worker("sim-generalist")
+        return [decide(worker, p, on_topic(p)).right for p in problems]
+
+    written, again, other = outcomes(), outcomes(repeat=0), outcomes(repeat=1)
+    assert written == again
+    assert sum(a != b for a, b in zip(written, other)) > 20
+    assert abs(mean(written) - mean(other)) < 0.08

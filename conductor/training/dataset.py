@@ -13,6 +13,7 @@ from datasets import Dataset
 
 from conductor.data.schema import Problem
 from conductor.effort import Effort
+from conductor.methods import REPEAT_SEED_STRIDE
 from conductor.prompts import conductor_messages
 from conductor.types import WorkerSpec
 from conductor.workers.pool import Pool, read_pool_file
@@ -23,11 +24,14 @@ CONDUCTOR_ID = "conductor"
 CONDUCTOR_SPEC = WorkerSpec(id=CONDUCTOR_ID, provider=CONDUCTOR_PROVIDER)
 
 
-def training_pool(pool_file: str | Path, problems: Sequence[Problem], *, latency_scale: float = 1.0) -> Pool:
+def training_pool(pool_file: str | Path, problems: Sequence[Problem], *, latency_scale: float = 1.0,
+                  repeat: int = 0) -> Pool:
     """The pool file's workers plus the Conductor itself (offered only on recursion rows).
     Simulated workers get `problems` as their bank, so they know the gold answers, and wait
-    `latency_scale` times their drawn latency (real workers are not affected)."""
-    specs = [s for s in read_pool_file(pool_file).workers if s.provider != CONDUCTOR_PROVIDER]
+    `latency_scale` times their drawn latency (real workers are not affected). `repeat` r gives
+    the simulated workers an evaluation's r-th repeat's dice (`PoolFile.reseeded`)."""
+    whole = read_pool_file(pool_file).reseeded(REPEAT_SEED_STRIDE * repeat)
+    specs = [s for s in whole.workers if s.provider != CONDUCTOR_PROVIDER]
     return Pool.from_specs([*specs, CONDUCTOR_SPEC], BuildContext(problems=list(problems), latency_scale=latency_scale))
 
 
