@@ -56,7 +56,7 @@ from conductor.training.rollout import prior_steps, rollout  # noqa: E402
 from conductor.training.strategies import PLAN_BY_NAME  # noqa: E402
 from conductor.workflow import DEFAULT_MAX_STEPS, Workflow, later_round_max_steps, render  # noqa: E402
 
-from benchmarks.recursion_rounds import ACTIONS, DOMAINS, measure, right, summary  # noqa: E402
+from benchmarks.recursion_rounds import ACTIONS, DOMAINS, dice_note, mean_over_dice, measure, right, summary  # noqa: E402
 
 
 # ---- the environment's fixed rows: each domain's oracle worker with the phrase library's best
@@ -295,30 +295,6 @@ def line(label: str, m: dict, rounds: int = 2) -> str:
                     for k in range(3, rounds + 1))
     return (f"| {label} | {m['acc1']:.3f} / {m['calls1']:.2f} | {m['acc2']:.3f} / {m['calls2']:.2f} | "
             f"{m['r2w']:.3f} | {m['w2r']:.3f} | {acts} |{later}")
-
-
-def mean_over_dice(ms: list[dict]) -> dict:
-    """One model's figures over several dice draws: each rate and count the mean of the draws, the
-    round-2 actions and workers pooled; $ unknown when any draw's is."""
-    out: dict = {}
-    for key, value in ms[0].items():
-        if all(isinstance(m[key], (int, float)) for m in ms):
-            out[key] = sum(m[key] for m in ms) / len(ms)
-        elif key in ("actions", "workers2"):
-            pooled: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
-            for m in ms:
-                for domain, counts in m[key].items():
-                    pooled[domain].update(counts)
-            out[key] = pooled
-        else:
-            out[key] = None if any(m[key] is None for m in ms) else value
-    return out
-
-
-def dice_note(ms: list[dict], dice: list[int]) -> str:
-    """The label of a mean-over-dice row: the draws and each one's round-2 gain, in points."""
-    gains = " / ".join(f"{100 * (m['acc2'] - m['acc1']):+.1f}" for m in ms)
-    return f"mean of dice {' '.join(map(str, dice))} (gain per draw {gains})"
 
 
 def main() -> None:

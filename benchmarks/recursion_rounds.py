@@ -118,3 +118,27 @@ def add(a: float | None, b: float | None) -> float | None:
 
 def mean_usd(values: list[float | None]) -> float | None:
     return None if any(v is None for v in values) else sum(v for v in values if v is not None) / len(values)
+
+
+def mean_over_dice(ms: list[dict]) -> dict:
+    """One model's figures over several dice draws: each rate and count the mean of the draws, the
+    round-2 actions and workers pooled; $ unknown when any draw's is."""
+    out: dict = {}
+    for key, value in ms[0].items():
+        if all(isinstance(m[key], (int, float)) for m in ms):
+            out[key] = sum(m[key] for m in ms) / len(ms)
+        elif key in ("actions", "workers2"):
+            pooled: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
+            for m in ms:
+                for domain, counts in m[key].items():
+                    pooled[domain].update(counts)
+            out[key] = pooled
+        else:
+            out[key] = None if any(m[key] is None for m in ms) else value
+    return out
+
+
+def dice_note(ms: list[dict], dice: list[int]) -> str:
+    """The label of a mean-over-dice row: the draws and each one's round-2 gain, in points."""
+    gains = " / ".join(f"{100 * (m['acc2'] - m['acc1']):+.1f}" for m in ms)
+    return f"mean of dice {' '.join(map(str, dice))} (gain per draw {gains})"

@@ -19,9 +19,6 @@ from conductor.run_options import RunOptions
 from conductor.workers.pool import Pool, PoolFile, read_pool_file
 from conductor.workers.registry import BuildContext
 
-# Repeat r of an evaluation shifts every simulated worker's seed by this times r.
-REPEAT_SEED_STRIDE = 7919
-
 
 @dataclass(frozen=True)
 class Method:
@@ -44,7 +41,7 @@ class Method:
         if not isinstance(self.planner, Planner):
             raise TypeError(f"{self.planner!r} is not a Planner (it needs `name` and `plan`)")
         whole = read_pool_file(self.pool_file)
-        pool = whole.offered(self.offer).reseeded(REPEAT_SEED_STRIDE * self.repeat)
+        pool = whole.offered(self.offer).for_repeat(self.repeat)
         label = whole.name or Path(self.pool_file).stem
         if pool.simulated and "simulated" not in label:
             label += "-simulated"

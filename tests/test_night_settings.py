@@ -195,7 +195,8 @@ def test_one_definition_of_profile_default_pool_and_the_simulated_rule() -> None
 
 
 def test_a_repeat_reseeds_simulated_workers_and_leaves_the_file_alone(tmp_path) -> None:
-    from conductor.methods import REPEAT_SEED_STRIDE, Method
+    from conductor.methods import Method
+    from conductor.workers.pool import REPEAT_SEED_STRIDE
     from conductor.planners import TemplatePlanner
 
     mixed = tmp_path / "mixed.yaml"

@@ -13,7 +13,6 @@ from datasets import Dataset
 
 from conductor.data.schema import Problem
 from conductor.effort import Effort
-from conductor.methods import REPEAT_SEED_STRIDE
 from conductor.prompts import conductor_messages
 from conductor.types import WorkerSpec
 from conductor.workers.pool import Pool, read_pool_file
@@ -29,8 +28,8 @@ def training_pool(pool_file: str | Path, problems: Sequence[Problem], *, latency
     """The pool file's workers plus the Conductor itself (offered only on recursion rows).
     Simulated workers get `problems` as their bank, so they know the gold answers, and wait
     `latency_scale` times their drawn latency (real workers are not affected). `repeat` r gives
-    the simulated workers an evaluation's r-th repeat's dice (`PoolFile.reseeded`)."""
-    whole = read_pool_file(pool_file).reseeded(REPEAT_SEED_STRIDE * repeat)
+    the simulated workers an evaluation's r-th repeat's dice (`PoolFile.for_repeat`)."""
+    whole = read_pool_file(pool_file).for_repeat(repeat)
     specs = [s for s in whole.workers if s.provider != CONDUCTOR_PROVIDER]
     return Pool.from_specs([*specs, CONDUCTOR_SPEC], BuildContext(problems=list(problems), latency_scale=latency_scale))
 

@@ -37,6 +37,10 @@ class PoolError(ValueError):
     """A pool file or pool request that cannot be used; the message is one line for users."""
 
 
+# Repeat r of an evaluation shifts every simulated worker's seed by this times r.
+REPEAT_SEED_STRIDE = 7919
+
+
 class PoolFile(BaseModel):
     """A pool file's contents, validated, with the facts every run reads off it (`simulated`,
     `providers`, `price_dates`) defined here once. `offered(ids)` is the sub-pool a Method offers:
@@ -104,6 +108,10 @@ class PoolFile(BaseModel):
         if missing:
             raise PoolError(f"{self.name or 'pool'}: no worker {', '.join(missing)}")
         return self.model_copy(update={"workers": [by_id[i] for i in ids]})
+
+    def for_repeat(self, repeat: int) -> PoolFile:
+        """This pool with an evaluation's repeat `repeat`'s dice (repeat 0: as written)."""
+        return self.reseeded(REPEAT_SEED_STRIDE * repeat)
 
     def reseeded(self, shift: int) -> PoolFile:
         """This pool with each simulated worker's `seed` option shifted by `shift` (an evaluation's
