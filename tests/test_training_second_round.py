@@ -186,3 +186,26 @@ async def test_a_second_round_is_run_second_round_executions_times_and_earns_the
     assert out[4:] == [0.5, 0.0]
     with pytest.raises(ValueError, match="at least 1"):
         WorkflowReward(coin, second_round_executions=0)
+
+
+async def test_the_batch_logs_what_round_2_does_and_earns_after_each_level(pool) -> None:  # noqa: F811
+    """After a wrong low first round: keep, a check by the right worker (+0.5 over keeping), a
+    check by the wrong one (+0), an unparsed completion; after a right high first round: keep
+    twice. Shares per level and action, the gain over the acting completions only, and no gain
+    where nothing acted."""
+    low = PromptRow(problem=PROBLEM, pool_ids=("right", "wrong"), recursion=False)
+    [wrong] = await run_first_rounds([wf(1)], [low], pool, examples=False)
+    [right] = await run_first_rounds([wf(0)], [low], pool, examples=False)
+    metrics: dict[str, list[float]] = {}
+    texts = [KEEP_TEXT, check_by(0), check_by(1), "nothing", KEEP_TEXT, KEEP_TEXT, wf(0)]
+    await WorkflowReward(pool)(
+        prompts=[None] * 7, completions=[[{"role": "assistant", "content": t}] for t in texts],
+        problem=[PROBLEM.model_dump_json()] * 7, pool_ids=[["right", "wrong"]] * 7,
+        prior=[prior_column(wrong)] * 4 + [prior_column(right)] * 2 + [""],
+        effort=["low"] * 4 + ["high"] * 2 + ["low"], log_metric=lambda k, v: metrics.setdefault(k, []).append(v))
+    assert metrics["second_round/low/stop"] == [0.25] and metrics["second_round/low/check"] == [0.5]
+    assert metrics["second_round/low/unparsed"] == [0.25] and metrics["second_round/low/add_attempts"] == [0.0]
+    assert metrics["second_round/low/gain"] == [pytest.approx(0.25)]
+    assert metrics["second_round/high/stop"] == [1.0] and metrics["second_round/high/check"] == [0.0]
+    assert "second_round/high/gain" not in metrics
+    assert not any(k.startswith("second_round/medium/") or k.startswith("second_round/any/") for k in metrics)

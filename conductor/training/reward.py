@@ -28,7 +28,7 @@ from conductor.shapes import shape_shares
 from conductor.trace import Trace
 from conductor.training.policy import Policy, PolicyPlanner
 from conductor.training.rollout import prior_steps, rollout
-from conductor.training.second_round import read_prior
+from conductor.training.second_round import read_prior, second_round_metrics
 from conductor.workers.pool import Pool
 from conductor.workflow import DEFAULT_MAX_STEPS
 
@@ -227,6 +227,14 @@ class WorkflowReward:
             ages = [step - v for p, v in zip(prior, first_round_step) if p and v >= 0]
             if ages:
                 log_metric("second_round_age", sum(ages) / len(ages))
+        if log_metric is not None and prior is not None:
+            # What round 2 does after each level's first round, and what acting earns there: a
+            # round 2 that should depend on the level but does not shows here first.
+            second = [(levels[i].value if levels[i] else "any", s.trace.workflow,
+                       sum(t.reward for t in s.rounds) / len(s.rounds) - read_prior(prior[i])[1])
+                      for i, s in enumerate(scored) if prior[i]]
+            for name, value in second_round_metrics(second).items():
+                log_metric(name, value)
         # A level prices the first round its row's prompt states. A second-round row's own calls are
         # priced by `second_round_cost_weight` alone: the caller asked for the second round (the
         # paper forces it on a share of rows), and charged at low's rate a check that buys 5 points
