@@ -53,10 +53,11 @@ from conductor.training.config import local_profile  # noqa: E402
 from conductor.training.dataset import PoolSampling, build_rows, row_messages, training_pool  # noqa: E402
 from conductor.training.problems import bank_splits, take_per_domain  # noqa: E402
 from conductor.training.rollout import prior_steps, rollout  # noqa: E402
+from conductor.training.second_round import SECOND_ROUND_ACTIONS  # noqa: E402
 from conductor.training.strategies import PLAN_BY_NAME  # noqa: E402
 from conductor.workflow import DEFAULT_MAX_STEPS, Workflow, later_round_max_steps, render  # noqa: E402
 
-from benchmarks.recursion_rounds import ACTIONS, DOMAINS, dice_note, mean_over_dice, measure, right, summary  # noqa: E402
+from benchmarks.recursion_rounds import DOMAINS, dice_note, mean_over_dice, measure, right, summary  # noqa: E402
 
 
 # ---- the environment's fixed rows: each domain's oracle worker with the phrase library's best
@@ -278,7 +279,7 @@ def actions_text(per, workers=None) -> str:  # noqa: ANN001
         c = per.get(d)
         if c:
             n = sum(c.values())
-            text = f"{d}: " + ", ".join(f"{a} {c[a] / n:.2f}" for a in ACTIONS if c[a])
+            text = f"{d}: " + ", ".join(f"{a} {c[a] / n:.2f}" for a in SECOND_ROUND_ACTIONS if c[a])
             w = (workers or {}).get(d)
             if w:
                 k = sum(w.values())

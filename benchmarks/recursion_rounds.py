@@ -16,7 +16,6 @@ from conductor.training.reward import WorkflowReward
 from conductor.training.second_round import second_round_action
 
 DOMAINS = ("math", "choice", "freeform", "code")
-ACTIONS = ("stop", "check", "add attempts", "replace", "unparsed")
 
 
 def right(trace) -> bool:  # noqa: ANN001

@@ -209,3 +209,20 @@ async def test_the_batch_logs_what_round_2_does_and_earns_after_each_level(pool)
     assert metrics["second_round/high/stop"] == [1.0] and metrics["second_round/high/check"] == [0.0]
     assert "second_round/high/gain" not in metrics
     assert not any(k.startswith("second_round/medium/") or k.startswith("second_round/any/") for k in metrics)
+
+
+async def test_the_gain_is_measured_against_each_rows_own_first_round(pool) -> None:  # noqa: F811
+    """After a right first round, a fresh attempt by the always-wrong worker loses 0.5 against
+    keeping; after a wrong one, the same attempt gains nothing."""
+    row = PromptRow(problem=PROBLEM, pool_ids=("right", "wrong"), recursion=False)
+    [wrong] = await run_first_rounds([wf(1)], [row], pool, examples=False)
+    [right] = await run_first_rounds([wf(0)], [row], pool, examples=False)
+    metrics: dict[str, list[float]] = {}
+    await WorkflowReward(pool)(
+        prompts=[None] * 3, completions=[[{"role": "assistant", "content": t}] for t in (wf(1), KEEP_TEXT, wf(1))],
+        problem=[PROBLEM.model_dump_json()] * 3, pool_ids=[["right", "wrong"]] * 3,
+        prior=[prior_column(right)] * 2 + [prior_column(wrong)], effort=["medium"] * 2 + ["low"],
+        log_metric=lambda k, v: metrics.setdefault(k, []).append(v))
+    assert metrics["second_round/medium/replace"] == [0.5] and metrics["second_round/medium/stop"] == [0.5]
+    assert metrics["second_round/medium/gain"] == [pytest.approx(-0.5)]
+    assert metrics["second_round/low/gain"] == [pytest.approx(0.0)]

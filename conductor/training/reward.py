@@ -64,6 +64,8 @@ class Scored:
     reward: float
     # further runs of the same completion with other dice (`second_round_executions`)
     repeats: tuple[Trace, ...] = ()
+    # a second-round row's: what keeping the answer earns (its first round's reward)
+    first_reward: float | None = None
 
     @property
     def rounds(self) -> list[Trace]:
@@ -179,7 +181,7 @@ class WorkflowReward:
             repeats = tuple(await asyncio.gather(*(run(random.Random(s)) for s in seeds)))
         runs = (trace, *repeats)
         reward = sum(t.reward - self.second_round_cost_weight * (t.usage.cost_usd or 0.0) for t in runs) / len(runs)
-        return Scored(trace=trace, second=None, reward=reward, repeats=repeats)
+        return Scored(trace=trace, second=None, reward=reward, repeats=repeats, first_reward=first_reward)
 
     async def __call__(
         self,
@@ -231,8 +233,8 @@ class WorkflowReward:
             # What round 2 does after each level's first round, and what acting earns there: a
             # round 2 that should depend on the level but does not shows here first.
             second = [(levels[i].value if levels[i] else "any", s.trace.workflow,
-                       sum(t.reward for t in s.rounds) / len(s.rounds) - read_prior(prior[i])[1])
-                      for i, s in enumerate(scored) if prior[i]]
+                       sum(t.reward for t in s.rounds) / len(s.rounds) - s.first_reward)
+                      for i, s in enumerate(scored) if s.first_reward is not None]
             for name, value in second_round_metrics(second).items():
                 log_metric(name, value)
         # A level prices the first round its row's prompt states. A second-round row's own calls are

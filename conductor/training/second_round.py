@@ -239,15 +239,16 @@ def second_round_action(workflow: Workflow | None) -> str:
     return "add attempts" if fresh else "check"
 
 
-
 SECOND_ROUND_ACTIONS = ("stop", "check", "add attempts", "replace", "unparsed")
+"""What `second_round_action` names, in the order tables and metrics list them."""
 SECOND_ROUND_PREFIX = "second_round/"
 """Training metrics of a batch's second-round rows, per first-round level (the row's effort; "any"
-on a row that states none): `second_round/<level>/<action>` (add_attempts for "add attempts"), the share of the level's rows whose
-completion took that action (every action logged, 0 included, so a mean over batches is a share),
-and `second_round/<level>/gain`, the mean of (reward - the first round's) over the completions
-that acted (check, add attempts, replace): what acting earned over keeping the answer, before
-`second_round_cost_weight`. No acting completion: no gain logged (unknown, not 0)."""
+on a row that states none): `second_round/<level>/<action>` (add_attempts for "add attempts"),
+the share of the level's rows whose completion took that action (every action logged, 0
+included, so a mean over batches is a share), and `second_round/<level>/gain`, the mean of
+(reward - the first round's) over the completions that acted (check, add attempts, replace):
+what acting earned over keeping the answer, before `second_round_cost_weight`. No acting
+completion: no gain logged (unknown, not 0)."""
 
 
 def second_round_metrics(rows: Sequence[tuple[str, Workflow | None, float]]) -> dict[str, float]:
@@ -259,7 +260,8 @@ def second_round_metrics(rows: Sequence[tuple[str, Workflow | None, float]]) -> 
     out: dict[str, float] = {}
     for level, done in by_level.items():
         for action in SECOND_ROUND_ACTIONS:
-            out[f"{SECOND_ROUND_PREFIX}{level}/{action.replace(' ', '_')}"] = sum(a == action for a, _ in done) / len(done)
+            share = sum(a == action for a, _ in done) / len(done)
+            out[f"{SECOND_ROUND_PREFIX}{level}/{action.replace(' ', '_')}"] = share
         acted = [g for a, g in done if a not in ("stop", "unparsed")]
         if acted:
             out[f"{SECOND_ROUND_PREFIX}{level}/gain"] = sum(acted) / len(acted)
