@@ -81,8 +81,6 @@ JOURNEYS = {
     " conductor nightly --profile production --dry-run --max-usd 50": "test_production_dry_runs",
     "conductor run --limit 5": "test_run",
     "conductor pool show deployments/pools/local.yaml": "test_pool_show_and_check",
-    'conductor ask "What is the chemical symbol of sodium?"': "test_ask",
-    'conductor ask "What is the capital of France?" --pool deployments/pools/local-real.yaml': "test_ask",
     'conductor ask "Solve x^2 = 4" --plan plan.txt --json': "test_ask",
     "conductor solve --shape verify --out traces.jsonl": "test_solve_and_curate",
     "conductor data curate --profile local --out curated/": "test_solve_and_curate",
@@ -113,6 +111,12 @@ ELSEWHERE = {
         "tests/test_ui.py::test_conductor_ui_serves_every_printed_url_and_ctrl_c_stops_every_process",
     "make deploy": "tests/test_deployments.py::test_deploy_creates_the_pools_and_the_scheduled_deployments",
     "conductor deploy": "tests/test_deployments.py::test_deploy_creates_the_pools_and_the_scheduled_deployments",
+    # the real model: its weights dequantized (~30 s) and answering, already paid for in
+    # test_real_model's own home (both commands in a fresh `conductor` process, --json added to read the trace)
+    'conductor ask "What is the chemical symbol of sodium?"':
+        "tests/test_real_model.py::test_the_readme_question_falls_back_to_the_real_pool",
+    'conductor ask "What is the capital of France?" --pool deployments/pools/local-real.yaml':
+        "tests/test_real_model.py::test_conductor_ask_answers_with_the_real_pool",
     # a second whole night for one more row: test_nightly's night runs with challenger_efforts=["low"]
     "conductor nightly --challenger-effort low --challenger-effort high":
         "tests/test_nightly.py::test_the_challenger_at_an_effort_level_is_its_own_row_with_the_level_in_its_prompts",
@@ -281,10 +285,6 @@ def test_pool_show_and_check(home: Path) -> None:
 
 
 def test_ask(home: Path, tmp_path: Path) -> None:
-    out = conduct('conductor ask "What is the chemical symbol of sodium?"')
-    assert "answer" in out.lower()
-    out = conduct('conductor ask "What is the capital of France?" --pool deployments/pools/local-real.yaml')
-    assert "answer" in out.lower()
     (tmp_path / "plan.txt").write_text('model_id = [0]\nsubtasks = ["Solve it; give only the answer."]\n'
                                        "access_list = [[]]\n")
     trace = json.loads(conduct('conductor ask "Solve x^2 = 4" --plan plan.txt --json', cwd=tmp_path, stdout_only=True))
