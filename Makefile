@@ -43,8 +43,7 @@ run: setup
 # Test files run in TEST_WORKERS processes side by side (pytest-xdist), each file's tests in one
 # process, so a module's fixture (a nightly run, a trained model) is built once. Each process has
 # its own CONDUCTOR_HOME and Prefect test server. TEST_WORKERS=0 runs everything in this process.
-# The suite is CPU-bound: on 2 cores, 3 processes took 1139 s, inside 2 processes' 1056-1292 s
-# (2026-11-29, docs/testing.md): no gain shown.
+# The suite is CPU-bound: more processes than cores showed no gain (docs/testing.md, "The suite's time").
 TEST_WORKERS ?= 2
 test: setup
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
