@@ -131,6 +131,17 @@ def test_set_names_the_nearest_field(home: Path, monkeypatch: pytest.MonkeyPatch
         assert "effort must be one of low, medium, high, not 'extreme'" in result.output, result.output
 
 
+@pytest.mark.parametrize("field", ["recursion_fraction", "second_round_fraction", "bad_worker_fraction"])
+def test_a_share_of_rows_above_1_is_refused_before_anything_runs(field: str, home: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A share above 1 would act as 1 (every row drawn); `train` refused none of them but
+    bad_worker_fraction, and started a full run."""
+    monkeypatch.setenv("CONDUCTOR_HOME", str(home))
+    result = CliRunner().invoke(app, ["train", "--estimate", "--set", f"{field}=2"])
+    assert result.exit_code == 2 and "Projected" not in result.output, result.output
+    assert f"{field} must be between 0 and 1 (got 2)" in result.output, result.output
+
+
 def test_debug_shows_the_traceback(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CONDUCTOR_HOME", str(home))
     argv = ["registry", "resolve", str(home / "no-model")]

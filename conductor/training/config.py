@@ -205,7 +205,8 @@ class ConductorTrainingConfig(GRPOConfig):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        bad_worker_share(self)  # refused when built, not after a warm start
+        check_shares(self)  # refused when built, not after a warm start
+        bad_worker_share(self)
         effort_rates(self)  # (an unknown level, or a rate out of range, too)
 
 
@@ -233,12 +234,22 @@ def effort_rates(config: ConductorTrainingConfig) -> dict[Effort, float]:
     return dict(zip(levels, rates))
 
 
+SHARE_FIELDS = ("recursion_fraction", "second_round_fraction", "bad_worker_fraction")
+"""The config's shares of rows: each a probability a row is drawn with, so within [0, 1]."""
+
+
+def check_shares(config: ConductorTrainingConfig) -> None:
+    """ValueError for a share of rows outside [0, 1] (a share above 1 would silently act as 1)."""
+    for name in SHARE_FIELDS:
+        share = getattr(config, name)
+        if not 0.0 <= share <= 1.0:
+            raise ValueError(f"{name} must be between 0 and 1 (got {share:g})")
+
+
 def bad_worker_share(config: ConductorTrainingConfig) -> float:
-    """`config.bad_worker_fraction`, checked: ValueError outside [0, 1], or above 0 without
-    randomized pools (a full-pool row offers every worker, so the share would change nothing)."""
+    """`config.bad_worker_fraction` (within [0, 1]: `check_shares`), checked: ValueError above 0
+    without randomized pools (a full-pool row offers every worker, so the share would change nothing)."""
     share = config.bad_worker_fraction
-    if not 0.0 <= share <= 1.0:
-        raise ValueError(f"bad_worker_fraction must be between 0 and 1 (got {share:g})")
     if share > 0 and not config.randomized_pools:
         raise ValueError("bad_worker_fraction needs randomized_pools: a full-pool row already offers every worker")
     return share
