@@ -19,6 +19,7 @@ prompt, not a decision: the Conductor writes the kind line itself and may disagr
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterable
 from typing import Any
 
 # One line per kind the bank has; the reader guesses one of these domains.
@@ -47,9 +48,29 @@ def _reader() -> Any:
     return reader
 
 
+# Texts already read, and their kinds. One `predict` call costs ~4 ms whatever its size (sklearn's
+# input checks), so reading a training set's 1,900 prompts one at a time took 8 s in every GRPO chunk
+# (a third of a tiny nightly); read in one batch they take ~0.1 s, and each prompt then finds its
+# kind here. Bounded for a long-lived server: when full it starts over.
+_KNOWN: dict[str, str] = {}
+_KNOWN_MAX = 1 << 16
+
+
+def read_kinds(task_texts: Iterable[str]) -> list[str]:
+    """The kind (a bank domain) each text reads as, in order: one batch for the texts not read yet."""
+    texts = list(task_texts)
+    todo = [t for t in dict.fromkeys(texts) if t not in _KNOWN]
+    new = dict(zip(todo, (str(k) for k in _reader().predict(todo)), strict=True)) if todo else {}
+    kinds = [new[t] if t in new else _KNOWN[t] for t in texts]
+    if len(_KNOWN) + len(new) > _KNOWN_MAX:
+        _KNOWN.clear()
+    _KNOWN.update(new)
+    return kinds
+
+
 def read_kind(task_text: str) -> str:
     """The kind of task (a bank domain) `task_text` reads as."""
-    return str(_reader().predict([task_text])[0])
+    return read_kinds([task_text])[0]
 
 
 def kind_line(task_text: str) -> str | None:

@@ -6,7 +6,11 @@ from __future__ import annotations
 
 import collections
 
-from conductor.kind_reader import KIND_LINES, kind_line, read_kind
+import pytest
+
+import conductor.kind_reader as kind_reader
+
+from conductor.kind_reader import KIND_LINES, kind_line, read_kind, read_kinds
 from conductor.prompts import conductor_messages, prompt_task
 from conductor.training.problems import heldout_problems
 from conductor.types import WorkerSpec
@@ -16,8 +20,9 @@ SPECS = [WorkerSpec(id="a", provider="simulated"), WorkerSpec(id="b", provider="
 
 def _right_by_domain(phrasings: str) -> dict[str, float]:
     right: dict[str, list[bool]] = collections.defaultdict(list)
-    for p in heldout_problems(phrasings):
-        right[p.domain].append(read_kind(p.task_text) == p.domain)
+    problems = heldout_problems(phrasings)
+    for p, kind in zip(problems, read_kinds(p.task_text for p in problems), strict=True):  # one batch, as training reads
+        right[p.domain].append(kind == p.domain)
     return {d: sum(v) / len(v) for d, v in right.items()}
 
 
@@ -36,3 +41,21 @@ def test_casual_math_reads_as_math_and_the_line_follows_the_task() -> None:
         assert user.content.endswith(f"Task:\n{text}\n\n{KIND_LINES[kind]}")
         assert prompt_task(user.content) == text  # the line is not part of the task
     assert kind_line("   ") is None
+
+
+CASUAL = {"if 3x + 1 = 5, what's x?": "math", "help pls: what's the currency of brazil?": "freeform",
+          "ok so find lcm(30, 24)": "math", "Which of these is a prime? (A) 4 (B) 9 (C) 7 (D) 15": "choice"}
+
+
+def test_a_batch_reads_each_text_in_its_place_whether_read_before_or_not(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Training reads a dataset's texts in one batch and each prompt then finds its kind already
+    read: a batch mixing texts read before, new texts and repeats answers each in its place, and
+    the memo, bounded for a long-lived server, starts over when full without losing an answer."""
+    monkeypatch.setattr(kind_reader, "_KNOWN", {})
+    math, freeform, lcm, choice = CASUAL
+    assert read_kinds([math, choice]) == ["math", "choice"]
+    assert read_kinds([freeform, choice, math, freeform, lcm]) == ["freeform", "choice", "math", "freeform", "math"]
+    assert read_kinds([]) == []
+    monkeypatch.setattr(kind_reader, "_KNOWN_MAX", 3)  # 4 texts read: the next new one overflows it
+    assert read_kinds([choice, "What is 2 + 2?", lcm]) == ["choice", "math", "math"]
+    assert [read_kind(t) for t in CASUAL] == list(CASUAL.values())
