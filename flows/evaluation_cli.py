@@ -18,7 +18,6 @@ from conductor.config import Settings
 from conductor.evaluation.config import EvalConfig
 from conductor.evaluation.prices import DEFAULT_MAX_AGE_DAYS, stale_prices
 from conductor.simulation import simulated_note
-from conductor.evaluation.report import conductor_generation_usd
 
 def _eval(name: str, *flags: str, **kwargs):  # noqa: ANN202 - typer's OptionInfo
     return field_option(EvalConfig, name, *flags, **kwargs)
@@ -160,6 +159,8 @@ def costs(
                   f"{simulated_note(any(r['simulated'] for r in runs))}", soft_wrap=True)
     print_table(console, pa.Table.from_pylist(by_worker))
     print_table(console, pa.Table.from_pylist(by_bench))
+    from conductor.evaluation.report import conductor_generation_usd  # here: matplotlib costs ~0.7 s a start
+
     own = {m: usd for m, usd in conductor_generation_usd(by_worker).items() if usd}
     console.print("the Conductor's own generation (included above, role conductor): " + (", ".join(
         f"{m} ${usd:.4f}" for m, usd in own.items()) or "$0 (in-process planners)"), soft_wrap=True, markup=False)

@@ -7,7 +7,6 @@ from pathlib import Path
 
 from starlette.applications import Starlette
 
-from conductor.data.bank import sample_problems
 from conductor.models.resolve import RESOLVER_GROUP, installed_resolvers, one_line
 from conductor.planners import SHAPES, ModelPlanner, Planner, TemplatePlanner
 from conductor.workers.pool import Pool
@@ -81,6 +80,8 @@ def registry_catalog_parts(config: ServeConfig, name: str = "conductor") -> tupl
 
 def build_app(config: ServeConfig, keys: KeyRing | None, *, planner: Planner | None = None,
               resolver: ModelResolver | None = None) -> Starlette:
+    from conductor.data.bank import sample_problems  # here: `datasets` costs ~1.3 s of every command's start
+
     planner = planner or resolve_planner(config.model_ref, resolver)
     pool = Pool.load(config.pool_file, BuildContext(problems=sample_problems()))
     run = new_run(f"{getattr(planner, 'name', 'planner')}@serve", pool.simulated,

@@ -11,7 +11,6 @@ from conductor.cli.common import console, err_console, read_text_arg, user_error
 from conductor.simulation import SIMULATED_BANNER
 from conductor.cli.render import trace_view
 from conductor.config import REPO_ROOT, load_settings
-from conductor.data.bank import sample_problems
 from conductor.data.schema import DOMAINS, Problem
 from conductor.effort import Effort, parse_effort
 from conductor.executor import RunOptions, execute, plan_and_run
@@ -58,6 +57,8 @@ def default_workflow(pool: Pool, shape: Shape | None = None) -> Workflow:
 def known_problems(simulated: bool) -> list[Problem]:
     """The problems a question is looked up in (for its kind and gold answer): the samples, plus
     the generated bank when the pool is simulated (its workers answer only problems they know)."""
+    from conductor.data.bank import sample_problems  # here: `datasets` costs ~1.3 s of every command's start
+
     problems = sample_problems()
     if simulated:
         from conductor.data.synthetic import generate_bank

@@ -11,7 +11,6 @@ from rich.table import Table
 
 from conductor.cli.common import console, user_errors
 from conductor.config import load_settings
-from conductor.data.bank import ProblemFileError, load_problems, sample_problems
 from conductor.simulation import simulated_note
 from conductor.config import ExecutionConfig
 from conductor.methods import Method
@@ -51,6 +50,8 @@ def solve(
 
     Until a trained Conductor is registered, plans come from a template planner (--shape).
     """
+    from conductor.data.bank import ProblemFileError, load_problems, sample_problems  # `datasets`: ~1.3 s
+
     settings = load_settings()
     execution = settings.execution
     if concurrency is not None:
