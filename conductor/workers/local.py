@@ -183,7 +183,12 @@ class _Engine:
 
     def _drain(self, worker: LocalWorker) -> None:
         """On the engine's thread: generate for the oldest waiting call and every other waiting
-        call with the same decoding (up to `max_batch`)."""
+        call with the same decoding (up to `max_batch`). A drain whose call an earlier batch took
+        returns at once: waiting first cost 20 ms per call on this one thread, ~40 s of a nightly's
+        evaluation (docs/benchmarks.md, "The local engine's empty waits")."""
+        with self._queue_lock:
+            if all(c.future.done() for c in self._queue):
+                return
         if self.options.batch_wait_s:
             time.sleep(self.options.batch_wait_s)
         with self._queue_lock:
