@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import os
 import signal
 from collections.abc import Iterator
@@ -50,7 +51,6 @@ def run(
     from conductor.methods import Method
     from conductor.planners import TemplatePlanner
     from conductor.workers.pool import PoolError
-    from flows.run import run_flow
 
     from conductor.config import refuse_accidental_simulation
 
@@ -62,7 +62,11 @@ def run(
     from flows.prefect_server import PrefectServerError, tied_prefect_server
 
     # The server dies with this process; a terminal's Ctrl-C reaches only us.
-    with user_errors(PrefectServerError), tied_prefect_server(), ctrl_c_stops_solving() as cancellation:
+    with user_errors(PrefectServerError), \
+            tied_prefect_server(while_starting=lambda: importlib.import_module("flows.run")), \
+            ctrl_c_stops_solving() as cancellation:
+        from flows.run import run_flow  # imported while the server started
+
         try:
             summary = run_flow(method=method, profile=profile, limit_per_source=limit,
                                db_path=str(db) if db else None, seed=settings.seed, cancellation=cancellation)
@@ -192,7 +196,8 @@ def nightly(
             gate={"margin": margin, "confidence": confidence, "cost_bound": cost_bound, "method": gate_method},
             seed=settings.seed if seed is None else seed, run_key=run_key, max_usd=max_usd,
             accelerate_config=accelerate_config, allow_simulated=allow_simulated, db_path=str(db) if db else None,
-            training_overrides=parse_settings(settings_, training_fields()),
+            # the training config's fields import TRL (~10 s): read only when `--set` names some
+            training_overrides=parse_settings(settings_, training_fields()) if settings_ else {},
             challenger_efforts=[_effort_option(e) for e in challenger_efforts] if challenger_efforts else None)
         night = config.resolve(settings)
         check_specs(night.baselines, night.pool_file)
@@ -203,7 +208,6 @@ def nightly(
             console.print(line, soft_wrap=True, markup=False, highlight=False)
         return
     ensure_prefect_home()  # not for a dry run, which changes nothing; before Prefect is imported
-    from flows.nightly import nightly_flow
     from flows.prefect_server import PrefectServerError, tied_prefect_server
     from flows.terminal import quiet_terminal
 
@@ -216,8 +220,10 @@ def nightly(
     # is kept (docs/nightly.md, "An interrupted night"), and one line says so; rc 128 + signal.
     received: list[int] = []
     with user_errors(MethodSpecError, PoolError, ValueError, FileNotFoundError, PrefectServerError), \
-            tied_prefect_server(), stops_not_swallowed(), \
-            ctrl_c_stops_solving((signal.SIGINT, signal.SIGTERM), received) as cancellation:
+            tied_prefect_server(while_starting=lambda: importlib.import_module("flows.nightly")), \
+            stops_not_swallowed(), ctrl_c_stops_solving((signal.SIGINT, signal.SIGTERM), received) as cancellation:
+        from flows.nightly import nightly_flow  # imported while the server started
+
         try:
             summary = nightly_flow(config, cancellation=cancellation)
         except BaseException as exc:

@@ -4,6 +4,7 @@ library may not import; they plug in through the `conductor.cli` entry point gro
 
 from __future__ import annotations
 
+import importlib
 import json
 import signal
 from datetime import UTC, datetime
@@ -69,8 +70,6 @@ def eval_(
     from flows.cli import ctrl_c_stops_solving, ensure_prefect_home, stopping_signal
 
     ensure_prefect_home()  # before Prefect is imported: it reads its startup timeout once
-    quiet_library_bars()  # the flow's own log lines and table, not a bar per curated file
-    from flows.evaluation import evaluation_flow
     with user_errors(MethodSpecError, PoolError, ValidationError, FileNotFoundError, ValueError):
         limits = {}
         for item in provider_limit_pairs:
@@ -105,8 +104,14 @@ def eval_(
     # neither prints its shutdown's tracebacks nor leaves the flow unable to report its end.
     # A SIGTERM (a scheduler or `kill` stopping the command) is taken the same way, rc 143.
     received: list[int] = []
-    with user_errors(MethodSpecError, PoolError, ValueError), tied_prefect_server(), stops_not_swallowed(), \
-            ctrl_c_stops_solving((signal.SIGINT, signal.SIGTERM), received) as cancellation:
+    def while_starting() -> None:  # the flow's imports (~4 s), while the server starts
+        quiet_library_bars()  # the flow's own log lines and table, not a bar per curated file
+        importlib.import_module("flows.evaluation")
+
+    with user_errors(MethodSpecError, PoolError, ValueError), tied_prefect_server(while_starting), \
+            stops_not_swallowed(), ctrl_c_stops_solving((signal.SIGINT, signal.SIGTERM), received) as cancellation:
+        from flows.evaluation import evaluation_flow
+
         try:
             result = evaluation_flow(cfg, db_path=str(db) if db else None, resolve_model=resolve_conductor,
                                      cancellation=cancellation)

@@ -14,10 +14,27 @@ from pathlib import Path
 from conductor.config import REPO_ROOT
 
 RUNNER = """\
-import time
+import os, time
+from prefect.settings import PREFECT_API_URL
 from flows.prefect_server import tied_prefect_server
-with tied_prefect_server() as server:
-    print(server.pid, flush=True)
+
+def children():
+    out = []
+    for d in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if int(open(f"/proc/{d}/stat").read().rsplit(")", 1)[1].split()[1]) == os.getpid():
+                out.append(int(d))
+        except OSError:
+            pass
+    return out
+
+seen = {}
+def while_starting():  # the command's imports: the server's process runs, the flows are not yet pointed at it
+    seen["children"], seen["api"] = children(), PREFECT_API_URL.value()
+
+with tied_prefect_server(while_starting) as server:
+    print(server.pid, seen["children"] == [server.pid], seen["api"] is None, PREFECT_API_URL.value() == server.api_url,
+          flush=True)
     time.sleep(600)
 """
 
@@ -40,7 +57,10 @@ def test_the_temporary_server_dies_with_a_sigkilled_run_and_has_its_own_session(
     server = 0
     try:
         assert runner.stdout is not None
-        server = int(runner.stdout.readline())  # once the server answers /api/health
+        pid, started_first, api_unset, api_set = runner.stdout.readline().split()  # once the server answers
+        server = int(pid)
+        # `while_starting` ran with the server's process started and the flows not yet pointed at it
+        assert (started_first, api_unset, api_set) == ("True", "True", "True")
         assert not _gone(server)
         assert os.getsid(server) != os.getsid(runner.pid)  # a terminal's Ctrl-C (the run's group) misses it
     finally:
