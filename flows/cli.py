@@ -215,7 +215,6 @@ def nightly(
 
     from conductor.stops import stops_not_swallowed
 
-    quiet_terminal()  # one line per stage and per GRPO chunk, not one per finished task
     # Ctrl-C or SIGTERM at any stage: every run the night opened ends `cancelled`, what finished
     # is kept (docs/nightly.md, "An interrupted night"), and one line says so; rc 128 + signal.
     received: list[int] = []
@@ -224,6 +223,9 @@ def nightly(
             stops_not_swallowed(), ctrl_c_stops_solving((signal.SIGINT, signal.SIGTERM), received) as cancellation:
         from flows.nightly import nightly_flow  # imported while the server started
 
+        # one line per stage and per GRPO chunk, not one per finished task; after the flow's
+        # imports, which set up the Prefect console handler it filters
+        quiet_terminal()
         try:
             summary = nightly_flow(config, cancellation=cancellation)
         except BaseException as exc:

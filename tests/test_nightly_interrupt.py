@@ -133,6 +133,8 @@ def test_a_night_stopped_in_training_then_in_evaluation_leaves_every_store_consi
     assert proc.returncode == 128 + signal.SIGTERM, output[-4000:]
     assert "Traceback" not in output and len(after) <= 5, output[-4000:]
     assert f"nightly {RUN_KEY} cancelled by SIGTERM" in output, output[-4000:]
+    # quiet (flows/terminal.py): the curation's and warm start's tasks ended, and no line says so
+    assert not re.search(r"Task run '[^']+' - Finished in state Completed\(\)", output), output[-4000:]
     runs = _runs(db)
     assert {(r["kind"], r["status"]) for r in runs} == {("nightly", "cancelled"), ("train", "cancelled")}, runs
     assert all(r["finished_at"] is not None for r in runs)
