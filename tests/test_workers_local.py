@@ -66,8 +66,8 @@ async def test_local_through_call_policy_and_bad_path(tiny_path, tmp_path):
 
 async def test_a_batch_waits_once_for_its_calls_not_once_per_call(tmp_path, monkeypatch):
     """Each call queues a drain on the engine's one thread; a drain whose call an earlier batch took
-    returns at once. (It used to wait `batch_wait_s` first: 20 ms per call, ~40 s of a nightly's
-    evaluation, and ~20 s more at exit, when Python waits for the thread's queue to empty.) The
+    returns at once. (Each used to wait `batch_wait_s` first: 20 ms per call, ~20 s queued after a
+    nightly's evaluation, which Python sat through at exit, joining the thread.) The
     waits are counted through the module's clock; the model and its generations are real."""
     import time
 

@@ -184,8 +184,8 @@ class _Engine:
     def _drain(self, worker: LocalWorker) -> None:
         """On the engine's thread: generate for the oldest waiting call and every other waiting
         call with the same decoding (up to `max_batch`). A drain whose call an earlier batch took
-        returns at once: waiting first cost 20 ms per call on this one thread, ~40 s of a nightly's
-        evaluation (docs/benchmarks.md, "The local engine's empty waits")."""
+        returns at once: when each waited first, a nightly's evaluation left ~20 s of empty waits
+        queued on this thread, which Python sat through at exit (docs/nightly.md, 2026-11-29)."""
         with self._queue_lock:
             if all(c.future.done() for c in self._queue):
                 return
