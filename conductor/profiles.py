@@ -34,6 +34,9 @@ class Late:
     """A training value computed when the config is built (it depends on the run or the machine)."""
 
     compute: Callable[[Where], Any]
+    # What a config that is only read (an estimate, a dry run) holds instead, where computing the
+    # value writes something; None: computed either way.
+    unmade: str | None = None
 
 
 @dataclass(frozen=True)
@@ -54,11 +57,15 @@ class ProfileSpec:
         object.__setattr__(self, "training", MappingProxyType(dict(self.training)))
         object.__setattr__(self, "nightly_training", MappingProxyType(dict(self.nightly_training)))
 
-    def training_values(self, where: Where, overrides: Mapping[str, Any]) -> dict[str, Any]:
+    def training_values(self, where: Where, overrides: Mapping[str, Any], *, read_only: bool = False) -> dict[str, Any]:
         """TRAINING_BASE, then this profile's values, then `overrides`; a `Late` value is computed
-        only when no override replaces it."""
+        only when no override replaces it, and with `read_only` (nothing will train on it) only
+        when computing it writes nothing (else its `unmade` text stands in)."""
+        def late(v: Late) -> Any:
+            return v.unmade if read_only and v.unmade is not None else v.compute(where)
+
         merged = {**TRAINING_BASE, **self.training}
-        values = {k: (v.compute(where) if isinstance(v, Late) else v) for k, v in merged.items() if k not in overrides}
+        values = {k: (late(v) if isinstance(v, Late) else v) for k, v in merged.items() if k not in overrides}
         return {**values, **overrides}
 
 
@@ -220,7 +227,8 @@ SMALL_REAL = register(ProfileSpec(
     # (plain text in its own tokenizer), then GRPO, both with LoRA.
     training={
         **_CPU,
-        "warm_start_from": Late(_real_model),
+        # unpacked into the home (~0.5 GB) on first use: an estimate or a dry run only names it
+        "warm_start_from": Late(_real_model, unmade="(the real SmolLM2-135M, unpacked on the first run)"),
         "model_name_or_path": Late(lambda w: str(w.output_dir / "sft")),  # made from warm_start_from
         "few_shot_examples": True,  # the paper's prompt: ~960 of the real tokenizer's tokens over the local pool
         "lora_r": 16,

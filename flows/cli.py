@@ -200,6 +200,8 @@ def nightly(
             training_overrides=parse_settings(settings_, training_fields()) if settings_ else {},
             challenger_efforts=[_effort_option(e) for e in challenger_efforts] if challenger_efforts else None)
         night = config.resolve(settings)
+        if settings_:  # the profile's own values are checked by its tests; `--set`'s are checked here
+            night.check_training_config()
         check_specs(night.baselines, night.pool_file)
         if not get_profile(profile).simulated_pool:
             _check_keys(night.pool_file)

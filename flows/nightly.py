@@ -77,11 +77,11 @@ def training_stage(run_key: str, night: Night) -> Trained:
     have moved it) hits the cache instead of training again."""
     champion = current_champion()
     c = night.config
-    overrides = {**night.training_overrides, "max_steps": c.steps, "seed": c.seed}
+    overrides = night.training_run_overrides()
     if champion is not None:
         overrides["model_name_or_path"] = model_directory(champion, str(night.night_dir / "models"))
     registered = training_flow(TrainingRequest(
-        output_dir=str(night.night_dir / "training"), profile=c.profile, chunk_steps=c.chunk_steps,
+        output_dir=str(night.training_dir), profile=c.profile, chunk_steps=c.chunk_steps,
         overrides=overrides, accelerate_config=str(night.accelerate_config) if night.accelerate_config else None))
     return Trained(**registered.model_dump(), champion_before=champion,
                    started_from=f"champion v{champion}" if champion else "SFT warm start")

@@ -152,6 +152,23 @@ class Night(BaseModel):
     def night_dir(self) -> Path:
         return self.home / "nightly" / self.config.profile / self.run_key
 
+    @property
+    def training_dir(self) -> Path:
+        return self.night_dir / "training"
+
+    def training_run_overrides(self) -> dict[str, Any]:
+        """The training config's fields over the profile's, as the training stage sets them (it adds
+        the champion's model directory when there is a champion)."""
+        return {**self.training_overrides, "max_steps": self.config.steps, "seed": self.config.seed}
+
+    def check_training_config(self) -> None:
+        """ValueError, before anything starts, for a value the training config refuses (`--set
+        bad_worker_fraction=2`), which the training stage would otherwise meet after the curation
+        and the warm start. Builds the config read-only: nothing is written."""
+        from conductor.training.config import profile_config
+
+        profile_config(self.config.profile, self.training_dir, read_only=True, **self.training_run_overrides())
+
     def accelerate_command(self) -> list[str] | None:
         """The command each GRPO chunk runs (tasks/launch.py), placeholders for what each chunk
         fills in; None: chunks train in the flow's process."""
@@ -159,7 +176,7 @@ class Night(BaseModel):
 
         if self.accelerate_config is None:
             return None
-        chunks = self.night_dir / "training" / "chunks"
+        chunks = self.training_dir / "chunks"
         return launch_command(str(self.accelerate_config), chunks / "to-step-N.json", chunks / "to-step-N.result.json",
                               "<train run id>", port="<free port>")
 

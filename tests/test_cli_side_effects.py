@@ -17,9 +17,16 @@ def snapshot(home: Path) -> dict[str, int]:
     return {str(p.relative_to(home)): p.stat().st_size if p.is_file() else -1 for p in home.rglob("*")}
 
 
+# `--set` makes the nightly build its training config to check it: read-only, so small-real's real
+# model is named, not unpacked into the home
+SET = ["--set", "lora_r=8"]
+
+
 @pytest.mark.parametrize("argv", [*(["train", "--profile", p, "--estimate"] for p in PROFILES),
-                                  *(["nightly", "--profile", p, "--dry-run", "--allow-simulated"] for p in PROFILES)],
-                         ids=[*(f"train-{p}" for p in PROFILES), *(f"nightly-{p}" for p in PROFILES)])
+                                  *(["nightly", "--profile", p, "--dry-run", "--allow-simulated"] for p in PROFILES),
+                                  ["nightly", "--profile", "small-real", "--dry-run", "--allow-simulated", *SET]],
+                         ids=[*(f"train-{p}" for p in PROFILES), *(f"nightly-{p}" for p in PROFILES),
+                              "nightly-small-real-set"])
 def test_an_estimate_or_dry_run_leaves_the_home_unchanged(argv: list[str], tmp_path: Path,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     home = tmp_path / "home"

@@ -152,6 +152,20 @@ def test_dry_run_without_the_pools_keys_refuses_in_one_line(no_server, no_keys, 
     assert "OPENAI_API_KEY" in line and "ANTHROPIC_API_KEY" in line and "paper.yaml" in line
 
 
+@pytest.mark.parametrize("dry_run", [["--dry-run"], []], ids=["dry-run", "run"])
+def test_a_training_value_the_config_refuses_is_one_line_before_anything_starts(no_server, dry_run) -> None:
+    """`--set` values are checked by building the training config (read-only) before the server
+    starts: the night refuses them in one line, not at its training stage after the curation."""
+    result = runner.invoke(app, ["nightly", *dry_run, "--set", "bad_worker_fraction=2"])
+    assert result.exit_code == 2, result.output
+    assert _one_error_line(result.output) == "error: bad_worker_fraction must be between 0 and 1 (got 2)"
+    needs = runner.invoke(app, ["nightly", *dry_run, "--set", "bad_worker_fraction=0.2"])
+    assert needs.exit_code == 2 and "needs randomized_pools" in _one_error_line(needs.output)
+    if dry_run:
+        ok = runner.invoke(app, ["nightly", *dry_run, "--set", "randomized_pools=true", "--set", "bad_worker_fraction=0.2"])
+        assert ok.exit_code == 0 and "bad_worker_fraction=0.2" in ok.output, ok.output
+
+
 def test_nightly_gpu_deployment_names_the_real_pool() -> None:
     from conductor.workers.pool import read_pool_file
 

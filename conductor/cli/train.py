@@ -58,19 +58,14 @@ def train(
     else:
         out = output_dir or settings.home / "training" / profile
         from conductor.cli.common import parse_settings, training_fields
-        from conductor.profiles import SMALL_REAL
 
         overrides: dict = {"seed": seed, "train_seed": seed, **parse_settings(settings_, training_fields())}
         for key, value in (("model_name_or_path", model), ("pool_file", str(pool_file) if pool_file else None),
                            ("max_steps", max_steps), ("max_usd", max_usd)):
             if value is not None:
                 overrides[key] = value
-        if estimate_only and profile == SMALL_REAL.name:
-            # An estimate changes nothing: the profile would unpack the real model (~0.5 GB) into the
-            # home to name its directory, which the estimate does not read (it needs only to know
-            # that there is one).
-            overrides.setdefault("warm_start_from", "(the real SmolLM2-135M, unpacked on the first run)")
-        config = profile_config(profile, out, **overrides)  # type: ignore[arg-type]
+        # an estimate changes nothing (the small-real profile's model is named, not unpacked)
+        config = profile_config(profile, out, read_only=estimate_only, **overrides)  # type: ignore[arg-type]
         est = estimate(config)
         console.print("[bold]Projected[/bold] (before anything is spent):")
         for line in est.lines():

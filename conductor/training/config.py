@@ -290,15 +290,18 @@ def lora_config(config: ConductorTrainingConfig, model_dir: str | Path) -> Any:
 TRAINING_FIELDS = frozenset(f.name for f in fields(ConductorTrainingConfig) if f.init)
 
 
-def build_config(profile: Profile, output_dir: str | Path, **overrides: Any) -> ConductorTrainingConfig:
+def build_config(profile: Profile, output_dir: str | Path, *, read_only: bool = False,
+                 **overrides: Any) -> ConductorTrainingConfig:
     """The profile's training config (conductor/profiles.py) with `overrides` over it; a key that is
-    not a training config field, in the profile or the overrides, is refused in one line."""
+    not a training config field, in the profile or the overrides, is refused in one line, and so
+    is a value the config's own checks refuse. `read_only`: a config nothing will train on (an
+    estimate, a dry run), built without writing anything (`Late.unmade`)."""
     spec = get_profile(profile)
     unknown = sorted((set(spec.training) | set(TRAINING_BASE) | set(overrides)) - TRAINING_FIELDS)
     if unknown:
         raise ValueError(f"profile {profile}: unknown training config keys: {', '.join(unknown)}")
     where = Where(output_dir=Path(output_dir), home=load_settings().home)
-    return ConductorTrainingConfig(**spec.training_values(where, overrides))
+    return ConductorTrainingConfig(**spec.training_values(where, overrides, read_only=read_only))
 
 
 def local_profile(output_dir: str | Path, **overrides: Any) -> ConductorTrainingConfig:
@@ -317,7 +320,8 @@ def production_profile(output_dir: str | Path, **overrides: Any) -> ConductorTra
     return build_config(PRODUCTION.name, output_dir, **overrides)
 
 
-def profile_config(profile: Profile, output_dir: str | Path, **overrides: Any) -> ConductorTrainingConfig:
+def profile_config(profile: Profile, output_dir: str | Path, *, read_only: bool = False,
+                   **overrides: Any) -> ConductorTrainingConfig:
     """The profile's config; its pool is the settings' (CONDUCTOR_POOL_FILE) unless overridden."""
     overrides.setdefault("pool_file", str(load_settings(profile=profile).pool_file))
-    return build_config(profile, output_dir, **overrides)
+    return build_config(profile, output_dir, read_only=read_only, **overrides)
