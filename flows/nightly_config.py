@@ -163,8 +163,8 @@ class Night(BaseModel):
 
     def check_training_config(self) -> None:
         """ValueError, before anything starts, for a value the training config refuses (`--set
-        bad_worker_fraction=2`), which the training stage would otherwise meet after the curation
-        and the warm start. Builds the config read-only: nothing is written."""
+        bad_worker_fraction=2`), which the training stage would otherwise meet as it began, after
+        the curation. Builds the config read-only: nothing is written."""
         from conductor.training.config import profile_config
 
         profile_config(self.config.profile, self.training_dir, read_only=True, **self.training_run_overrides())
