@@ -43,6 +43,28 @@ def prefect_harness() -> Iterator[Path]:
         yield Path(os.environ["CONDUCTOR_HOME"])
 
 
+# What MLflow writes into the working directory when a run is logged without the project's store
+# (`registry.store.use_store`): a test that does so litters the checkout it runs in.
+MLFLOW_DEFAULTS = ("mlruns", "mlartifacts", "mlflow.db")
+
+
+@pytest.fixture(scope="session")
+def mlflow_files_at_start() -> set[str]:
+    return {name for name in MLFLOW_DEFAULTS if (Path.cwd() / name).exists()}
+
+
+@pytest.fixture(autouse=True)
+def nothing_written_into_the_working_directory(mlflow_files_at_start: set[str]) -> Iterator[None]:
+    """Checked after each test against the session's start, so a module fixture that wrote them
+    fails its module's first test."""
+    yield
+    cwd = Path.cwd()
+    made = sorted(name for name in MLFLOW_DEFAULTS if name not in mlflow_files_at_start and (cwd / name).exists())
+    mlflow_files_at_start.update(made)  # one test fails for it, not every test after
+    assert not made, (f"{', '.join(made)} appeared in {cwd} during this test, its module's fixtures or a test"
+                      " beside it: log runs through registry.store.use_store's experiment")
+
+
 @pytest.fixture(autouse=True)
 def prefect_console_on_a_live_stderr() -> Iterator[None]:
     """A flow run inside `CliRunner().invoke` sets Prefect's console handler up on the runner's

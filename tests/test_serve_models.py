@@ -36,10 +36,10 @@ def registry(tmp_path_factory):
     """Two versions of `conductor` (different seeds): v1 champion (forced), v2 challenger."""
     tmp = tmp_path_factory.mktemp("registry")
     uri = f"sqlite:///{tmp / 'mlflow.db'}"
-    use_store(uri)
+    experiment = use_store(uri)  # its artifacts beside the store, not in ./mlruns of the checkout
     for seed in (1, 2):
         model_dir = build_tiny_causal_lm(tmp / f"m{seed}", hidden_size=16, seed=seed)
-        with mlflow.start_run():
+        with mlflow.start_run(experiment_id=experiment):
             log_and_register(model_dir)  # each new version becomes the challenger
     force("1", tracking_uri=uri)
     return tmp, uri
